@@ -1,0 +1,77 @@
+package hardware
+
+// Profile is a fully resolved hardware description. All figures are SI:
+// bytes, bytes per second, seconds, watts. TFLOP/s figures are dense (no
+// sparsity) per GPU.
+type Profile struct {
+	Name        string
+	Description string
+	// Source cites where the figures come from (a datasheet, a reference guide).
+	Source         string
+	Nodes          int
+	GPU            GPU
+	Interconnect   Interconnect
+	Network        Network
+	CostPerGPUHour float64 // US dollars
+}
+
+// GPU describes one accelerator and how many sit in a node.
+type GPU struct {
+	Model       string
+	PerNode     int
+	MemoryBytes int64
+	// TFLOPS holds dense peak TFLOP/s per precision: keys are the Precision*
+	// constants. A missing or zero entry means the GPU lacks that precision.
+	TFLOPS            map[string]float64
+	HBMBytesPerS      float64
+	TDPWatts          float64
+	ComputeCapability string // e.g. "9.0"
+}
+
+// Precisions a GPU may be rated for.
+const (
+	PrecisionBF16 = "bf16"
+	PrecisionFP16 = "fp16"
+	PrecisionFP8  = "fp8"
+	PrecisionTF32 = "tf32"
+)
+
+// Interconnect is the scale-up fabric inside an NVLink domain.
+type Interconnect struct {
+	Kind string // "nvlink4", "nvlink5", "pcie", ...
+	// BytesPerS is the per-direction bandwidth of one GPU into the fabric.
+	BytesPerS float64
+	LatencyS  float64
+	// DomainSize is how many GPUs share one NVLink domain: 8 on an HGX
+	// board, 72 on an NVL72 rack (which then spans several "nodes").
+	DomainSize int
+}
+
+// Network is the scale-out fabric between nodes.
+type Network struct {
+	Kind          string // NetworkIB, NetworkRoCE, NetworkEthernet, NetworkNone
+	NICsPerNode   int
+	GbpsPerNIC    float64 // line rate in gigabits per second
+	GPUDirectRDMA bool
+	LatencyS      float64
+}
+
+// Network kinds.
+const (
+	NetworkIB       = "ib"
+	NetworkRoCE     = "roce"
+	NetworkEthernet = "ethernet"
+	NetworkNone     = "none"
+)
+
+// TotalGPUs is the number of GPUs across all nodes.
+func (p *Profile) TotalGPUs() int { return p.Nodes * p.GPU.PerNode }
+
+// Supports reports whether the GPU has a dense rating for precision.
+func (g GPU) Supports(precision string) bool { return g.TFLOPS[precision] > 0 }
+
+// NodeNetworkBytesPerS is the aggregate scale-out bandwidth of one node in
+// one direction.
+func (n Network) NodeNetworkBytesPerS() float64 {
+	return float64(n.NICsPerNode) * n.GbpsPerNIC * 1e9 / 8
+}
