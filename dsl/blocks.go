@@ -1,0 +1,183 @@
+package dsl
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Model is a model block: a preset and/or shape arguments, not yet resolved
+// against the preset library (the engine does that).
+type Model struct {
+	Name      string
+	DeclRange hcl.Range
+	Spec      ModelSpec
+	// Ranges maps each argument present to its expression's source range.
+	Ranges map[string]hcl.Range
+	body   hcl.Body
+}
+
+// ModelSpec holds the arguments of a model block; nil means not set.
+type ModelSpec struct {
+	Preset         *string `hcl:"preset,optional"`
+	Layers         *int    `hcl:"layers,optional"`
+	Hidden         *int    `hcl:"hidden,optional"`
+	FFNHidden      *int    `hcl:"ffn_hidden,optional"`
+	Heads          *int    `hcl:"heads,optional"`
+	KVHeads        *int    `hcl:"kv_heads,optional"`
+	Vocab          *int    `hcl:"vocab,optional"`
+	SeqLen         *int    `hcl:"seq_len,optional"`
+	TiedEmbeddings *bool   `hcl:"tied_embeddings,optional"`
+	Activation     *string `hcl:"activation,optional"`
+}
+
+// Layout is a layout block, not yet checked against a model or hardware.
+type Layout struct {
+	Name      string
+	DeclRange hcl.Range
+	Spec      LayoutSpec
+	Ranges    map[string]hcl.Range
+	body      hcl.Body
+}
+
+// LayoutSpec holds the arguments of a layout block; nil means not set.
+type LayoutSpec struct {
+	TP               *int        `hcl:"tp,optional"`
+	PP               *int        `hcl:"pp,optional"`
+	DP               *int        `hcl:"dp,optional"`
+	CP               *int        `hcl:"cp,optional"`
+	VP               *int        `hcl:"vp,optional"`
+	ZeRO             *int        `hcl:"zero,optional"`
+	FSDP             *bool       `hcl:"fsdp,optional"`
+	MicroBatch       *int        `hcl:"micro_batch,optional"`
+	GlobalBatch      *int        `hcl:"global_batch,optional"`
+	Recompute        *string     `hcl:"recompute,optional"`
+	SequenceParallel *bool       `hcl:"sequence_parallel,optional"`
+	Precision        *string     `hcl:"precision,optional"`
+	Auto             *AutoLayout `hcl:"auto,block"`
+}
+
+// AutoLayout asks the engine to search for the layout.
+type AutoLayout struct {
+	Objective *string `hcl:"objective,optional"`
+	MaxTP     *int    `hcl:"max_tp,optional"`
+	MaxPP     *int    `hcl:"max_pp,optional"`
+	DeclRange hcl.Range
+}
+
+// decodeNamedBlocks decodes model, layout and dataset blocks now that
+// variables and locals have values.
+func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
+	ctx := c.EvalContext()
+	var diags hcl.Diagnostics
+	for _, name := range sortedKeys(c.Models) {
+		m := c.Models[name]
+		diags = append(diags, gohcl.DecodeBody(m.body, ctx, &m.Spec)...)
+		m.Ranges = attributeRanges(m.body)
+	}
+	for _, name := range sortedKeys(c.Layouts) {
+		l := c.Layouts[name]
+		diags = append(diags, gohcl.DecodeBody(l.body, ctx, &l.Spec)...)
+		l.Ranges = attributeRanges(l.body)
+		if l.Spec.Auto != nil {
+			l.Ranges["auto"] = autoRange(l.body)
+		}
+	}
+	for _, name := range sortedKeys(c.Datasets) {
+		diags = append(diags, c.Datasets[name].decode(ctx)...)
+	}
+	return diags
+}
+
+func (d *Dataset) decode(ctx *hcl.EvalContext) hcl.Diagnostics {
+	attrs, diags := d.body.JustAttributes()
+	vals := map[string]cty.Value{}
+	for name, attr := range attrs {
+		v, vdiags := attr.Expr.Value(ctx)
+		diags = append(diags, vdiags...)
+		vals[name] = v
+	}
+	d.Value = cty.ObjectVal(vals)
+	return diags
+}
+
+// attributeRanges maps argument names to their expression ranges. Workload
+// files are native HCL syntax, so the body is an *hclsyntax.Body.
+func attributeRanges(body hcl.Body) map[string]hcl.Range {
+	out := map[string]hcl.Range{}
+	if sb, ok := body.(*hclsyntax.Body); ok {
+		for name, a := range sb.Attributes {
+			out[name] = a.Expr.Range()
+		}
+	}
+	return out
+}
+
+func autoRange(body hcl.Body) hcl.Range {
+	if sb, ok := body.(*hclsyntax.Body); ok {
+		for _, b := range sb.Blocks {
+			if b.Type == "auto" {
+				return b.DefRange()
+			}
+		}
+	}
+	return body.MissingItemRange()
+}
+
+func (c *Config) decodeOutput(b *hcl.Block) hcl.Diagnostics {
+	content, diags := b.Body.Content(outputSchema)
+	if diags.HasErrors() {
+		return diags
+	}
+	o := &Output{Name: b.Labels[0], Expr: content.Attributes["value"].Expr, DeclRange: b.DefRange}
+	if a, ok := content.Attributes["description"]; ok {
+		diags = append(diags, gohcl.DecodeExpression(a.Expr, nil, &o.Description)...)
+	}
+	if a, ok := content.Attributes["sensitive"]; ok {
+		diags = append(diags, gohcl.DecodeExpression(a.Expr, nil, &o.Sensitive)...)
+	}
+	c.Outputs = append(c.Outputs, o)
+	return diags
+}
+
+func (c *Config) decodeStage(b *hcl.Block) hcl.Diagnostics {
+	content, remain, diags := b.Body.PartialContent(stageMetaSchema)
+	s := &Stage{Type: b.Labels[0], Name: b.Labels[1], Body: remain, DeclRange: b.DefRange,
+		TypeRange: b.LabelRanges[0], NameRange: b.LabelRanges[1]}
+	for i, label := range b.Labels {
+		if !hclsyntax.ValidIdentifier(label) {
+			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid stage label",
+				Detail: fmt.Sprintf("%q is not a valid identifier: use letters, digits, underscores and dashes, starting with a letter.", label), Subject: b.LabelRanges[i].Ptr()})
+		}
+	}
+	if a, ok := content.Attributes["depends_on"]; ok {
+		trs, tdiags := decodeTraversalList(a.Expr)
+		diags = append(diags, tdiags...)
+		s.DependsOn = trs
+	}
+	c.Stages = append(c.Stages, s)
+	return diags
+}
+
+// decodeTraversalList reads a list of bare references such as
+// [stage.benchmark.acceptance].
+func decodeTraversalList(expr hcl.Expression) ([]hcl.Traversal, hcl.Diagnostics) {
+	exprs, diags := hcl.ExprList(expr)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	var out []hcl.Traversal
+	for _, e := range exprs {
+		tr, tdiags := hcl.AbsTraversalForExpr(e)
+		if tdiags.HasErrors() {
+			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid depends_on reference",
+				Detail: "Each depends_on entry must be a reference to a stage, like stage.TYPE.NAME.", Subject: e.Range().Ptr()})
+			continue
+		}
+		out = append(out, tr)
+	}
+	return out, diags
+}

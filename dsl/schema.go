@@ -1,0 +1,61 @@
+package dsl
+
+import "github.com/hashicorp/hcl/v2"
+
+// Block type names of the top level.
+const (
+	blockVariable = "variable"
+	blockLocals   = "locals"
+	blockOutput   = "output"
+	blockHardware = "hardware"
+	blockModel    = "model"
+	blockLayout   = "layout"
+	blockDataset  = "dataset"
+	blockStage    = "stage"
+)
+
+var fileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: blockVariable, LabelNames: []string{"name"}},
+		{Type: blockLocals},
+		{Type: blockOutput, LabelNames: []string{"name"}},
+		{Type: blockHardware, LabelNames: []string{"name"}},
+		{Type: blockModel, LabelNames: []string{"name"}},
+		{Type: blockLayout, LabelNames: []string{"name"}},
+		{Type: blockDataset, LabelNames: []string{"name"}},
+		{Type: blockStage, LabelNames: []string{"type", "name"}},
+	},
+}
+
+var variableSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "type"},
+		{Name: "default"},
+		{Name: "description"},
+		{Name: "sensitive"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
+}
+
+var validationSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "condition", Required: true},
+		{Name: "error_message", Required: true},
+	},
+}
+
+var outputSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "value", Required: true},
+		{Name: "description"},
+		{Name: "sensitive"},
+	},
+}
+
+// stageMetaSchema holds the stage arguments the engine owns; everything else
+// in a stage body belongs to the plugin.
+var stageMetaSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "depends_on"},
+	},
+}

@@ -1,0 +1,64 @@
+package dsl
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/agext/levenshtein"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Suggest returns the candidate closest to given, or "" when none is close
+// enough to be a likely typo.
+func Suggest(given string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := levenshtein.Distance(given, c, nil); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// suggestFrom formats Suggest's answer as a sentence tail.
+func suggestFrom(given string, candidates []string) string {
+	if s := Suggest(given, candidates); s != "" {
+		return fmt.Sprintf(`; did you mean %q?`, s)
+	}
+	return ""
+}
+
+// baseContext is the evaluation context for variables, locals and
+// functions; the engine adds the block namespaces on top.
+func (c *Config) baseContext(locals map[string]cty.Value) *hcl.EvalContext {
+	vars := map[string]cty.Value{}
+	for name, v := range c.Variables {
+		vars[name] = v.Value
+	}
+	return &hcl.EvalContext{
+		Variables: map[string]cty.Value{
+			"var":   cty.ObjectVal(vars),
+			"local": cty.ObjectVal(locals),
+		},
+		Functions: Functions(),
+	}
+}
+
+// EvalContext returns a context with var, local and the functions.
+func (c *Config) EvalContext() *hcl.EvalContext {
+	locals := map[string]cty.Value{}
+	for name, l := range c.Locals {
+		locals[name] = l.Value
+	}
+	return c.baseContext(locals)
+}
