@@ -25,7 +25,6 @@ type Config struct {
 	Datasets  map[string]*Dataset
 	// Stages are in source order.
 	Stages []*Stage
-
 }
 
 // Variable is a declared input variable and the value it ended up with.

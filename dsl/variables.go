@@ -81,7 +81,7 @@ func (c *Config) evaluateVariables(in Inputs) hcl.Diagnostics {
 		v := c.Variables[name]
 		if v.Value == cty.NilVal {
 			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No value for required variable",
-				Detail: fmt.Sprintf("Variable %q has no default. Set it with -var %s=VALUE, a -var-file, or the environment variable %s%s.", name, name, envVarPrefix, name),
+				Detail:  fmt.Sprintf("Variable %q has no default. Set it with -var %s=VALUE, a -var-file, or the environment variable %s%s.", name, name, envVarPrefix, name),
 				Subject: v.DeclRange.Ptr()})
 		}
 	}
