@@ -1,0 +1,105 @@
+package layout
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/gpuflow/gpuflow/engine/model"
+	"github.com/gpuflow/gpuflow/hardware"
+)
+
+func llama7b() model.Shape {
+	s, err := model.Preset("llama2-7b")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// sound is TP2 DP4 on one 8-GPU node, the reference 7B recipe.
+func sound() Layout {
+	return Layout{TP: 2, PP: 1, DP: 4, CP: 1, VP: 1, MicroBatch: 4, GlobalBatch: 256,
+		Recompute: RecomputeSelective, SequenceParallel: true, Precision: "fp8"}
+}
+
+// ruleOf drops the message so tables stay short; messages are checked
+// separately for being full sentences.
+type ruleOf struct{ Rule, Severity, Field string }
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		edit func(*Layout, *model.Shape)
+		hw   *hardware.Profile
+		gpus int
+		want []ruleOf
+	}{
+		"sound layout":                  {edit: func(*Layout, *model.Shape) {}, hw: hgx(1)},
+		"gpus defaults to the hardware": {edit: func(l *Layout, _ *model.Shape) { l.DP = 8 }, hw: hgx(2)},
+		"unset vp reads as 1":           {edit: func(l *Layout, _ *model.Shape) { l.VP = 0 }, hw: hgx(1)},
+		"world size mismatch": {edit: func(l *Layout, _ *model.Shape) { l.DP = 2; l.GlobalBatch = 8 }, hw: hgx(1),
+			want: []ruleOf{{"world-size", "error", "dp"}}},
+		"stage asks for more GPUs than exist": {edit: func(l *Layout, _ *model.Shape) { l.DP = 8 }, hw: hgx(1), gpus: 16,
+			want: []ruleOf{{"world-size", "error", "dp"}}},
+		"tp across nodes": {edit: func(l *Layout, _ *model.Shape) { l.TP = 16; l.DP = 1; l.GlobalBatch = 4 }, hw: hgx(2),
+			want: []ruleOf{{"tp-in-domain", "error", "tp"}}},
+		"tp over pcie": {edit: func(l *Layout, _ *model.Shape) { l.DP = 2; l.GlobalBatch = 8; l.Precision = "bf16" }, hw: pcieBox(),
+			want: []ruleOf{{"tp-in-domain", "warning", "tp"}}},
+		"tp across nvl72 nodes stays in the domain": {edit: func(l *Layout, _ *model.Shape) { l.TP = 8; l.DP = 9; l.MicroBatch = 1; l.GlobalBatch = 72 }, hw: nvl72(18)},
+		"heads": {edit: func(l *Layout, s *model.Shape) { s.Heads = 33 }, hw: hgx(1),
+			want: []ruleOf{{"heads-divisible", "error", "tp"}}},
+		"kv heads": {edit: func(l *Layout, s *model.Shape) { s.KVHeads = 1 }, hw: hgx(1),
+			want: []ruleOf{{"kv-heads-divisible", "error", "tp"}}},
+		"layers over pp": {edit: func(l *Layout, s *model.Shape) {
+			l.PP = 3
+			l.DP = 1
+			l.TP = 1
+			l.GlobalBatch = 8
+			l.SequenceParallel = false
+		}, gpus: 3, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "pp"}}},
+		"layers over pp*vp": {edit: func(l *Layout, s *model.Shape) { l.PP = 2; l.DP = 2; l.VP = 3 }, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "vp"}}},
+		"global batch": {edit: func(l *Layout, _ *model.Shape) { l.GlobalBatch = 250 }, hw: hgx(1),
+			want: []ruleOf{{"global-batch-divisible", "error", "global_batch"}}},
+		"seq over cp": {edit: func(l *Layout, s *model.Shape) { l.CP = 2; l.DP = 2; s.SeqLen = 4095; l.SequenceParallel = false }, hw: hgx(1),
+			want: []ruleOf{{"seq-divisible-cp", "error", "cp"}}},
+		"seq over cp*tp with sp": {edit: func(l *Layout, s *model.Shape) { s.SeqLen = 4097 }, hw: hgx(1),
+			want: []ruleOf{{"seq-divisible-sp", "error", "tp"}}},
+		"fp8 on a GPU without it": {edit: func(l *Layout, _ *model.Shape) { l.TP = 1; l.DP = 4; l.SequenceParallel = false }, hw: pcieBox(),
+			want: []ruleOf{{"fp8-supported", "error", "precision"}}},
+		"zero out of range": {edit: func(l *Layout, _ *model.Shape) { l.ZeRO = 4 }, hw: hgx(1),
+			want: []ruleOf{{"zero-range", "error", "zero"}}},
+		"zero with fsdp": {edit: func(l *Layout, _ *model.Shape) { l.ZeRO = 1; l.FSDP = true }, hw: hgx(1),
+			want: []ruleOf{{"zero-fsdp-exclusive", "error", "fsdp"}}},
+		"non-positive degrees stop further checks": {edit: func(l *Layout, _ *model.Shape) { l.DP = 0; l.MicroBatch = -1 }, hw: hgx(1),
+			want: []ruleOf{{"positive-degree", "error", "dp"}, {"positive-degree", "error", "micro_batch"}}},
+		"negative vp": {edit: func(l *Layout, _ *model.Shape) { l.VP = -1 }, hw: hgx(1),
+			want: []ruleOf{{"positive-degree", "error", "vp"}}},
+		"vp without pp": {edit: func(l *Layout, _ *model.Shape) { l.VP = 2 }, hw: hgx(1),
+			want: []ruleOf{{"vp-requires-pp", "error", "vp"}}},
+		"sp without tp": {edit: func(l *Layout, _ *model.Shape) { l.TP = 1; l.DP = 8; l.MicroBatch = 1; l.GlobalBatch = 8 }, hw: hgx(1),
+			want: []ruleOf{{"sp-requires-tp", "warning", "sequence_parallel"}}},
+		"unknown recompute and precision": {edit: func(l *Layout, _ *model.Shape) { l.Recompute = "some"; l.Precision = "fp4" }, hw: hgx(1),
+			want: []ruleOf{{"recompute-known", "error", "recompute"}, {"precision-known", "error", "precision"}}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			l, s := sound(), llama7b()
+			tc.edit(&l, &s)
+			fs := Validate(l, s, tc.hw, tc.gpus)
+			var got []ruleOf
+			for _, f := range fs {
+				got = append(got, ruleOf{f.Rule, f.Severity, f.Field})
+				if !strings.HasSuffix(f.Message, ".") || len(f.Message) < 30 {
+					t.Errorf("%s: message %q is not a full sentence", f.Rule, f.Message)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
