@@ -3,19 +3,22 @@ package layout
 // Layout is a resolved parallelism layout. Rank order follows Megatron-LM:
 // TP varies fastest, then CP, then DP, then PP.
 type Layout struct {
-	TP, PP, DP, CP int
+	TP int `json:"tp"`
+	PP int `json:"pp"`
+	DP int `json:"dp"`
+	CP int `json:"cp"`
 	// VP is the number of virtual pipeline stages per rank (interleaved
 	// 1F1B); 1 means plain 1F1B.
-	VP int
+	VP int `json:"vp"`
 	// ZeRO is the ZeRO stage 0..3; FSDP means full sharding in PyTorch's
 	// FSDP2 and counts as stage 3 for memory.
-	ZeRO             int
-	FSDP             bool
-	MicroBatch       int
-	GlobalBatch      int
-	Recompute        string // RecomputeNone, RecomputeSelective, RecomputeFull
-	SequenceParallel bool
-	Precision        string // "bf16" or "fp8"
+	ZeRO             int    `json:"zero"`
+	FSDP             bool   `json:"fsdp"`
+	MicroBatch       int    `json:"micro_batch"`
+	GlobalBatch      int    `json:"global_batch"`
+	Recompute        string `json:"recompute"` // RecomputeNone, RecomputeSelective, RecomputeFull
+	SequenceParallel bool   `json:"sequence_parallel"`
+	Precision        string `json:"precision"` // "bf16" or "fp8"
 }
 
 // Recompute choices.

@@ -7,15 +7,15 @@ import (
 
 // Shape is a decoder-only transformer's architecture.
 type Shape struct {
-	Layers         int
-	Hidden         int
-	FFNHidden      int
-	Heads          int
-	KVHeads        int // equal to Heads without grouped-query attention
-	Vocab          int
-	SeqLen         int
-	TiedEmbeddings bool
-	Activation     string // ActivationSwiGLU or ActivationGELU
+	Layers         int    `json:"layers"`
+	Hidden         int    `json:"hidden"`
+	FFNHidden      int    `json:"ffn_hidden"`
+	Heads          int    `json:"heads"`
+	KVHeads        int    `json:"kv_heads"` // equal to Heads without grouped-query attention
+	Vocab          int    `json:"vocab"`
+	SeqLen         int    `json:"seq_len"`
+	TiedEmbeddings bool   `json:"tied_embeddings"`
+	Activation     string `json:"activation"` // ActivationSwiGLU or ActivationGELU
 }
 
 // Activations a Shape may use.
