@@ -4,7 +4,10 @@ package hardware
 // bytes, bytes per second, seconds, watts. TFLOP/s figures are dense (no
 // sparsity) per GPU.
 type Profile struct {
-	Name        string
+	Name string
+	// BaseProfile names the built-in profile this one was derived from by
+	// overrides; it is empty for a built-in or an inline declaration.
+	BaseProfile string
 	Description string
 	// Source cites where the figures come from (a datasheet, a reference guide).
 	Source         string
@@ -38,7 +41,7 @@ const (
 
 // Interconnect is the scale-up fabric inside an NVLink domain.
 type Interconnect struct {
-	Kind string // "nvlink4", "nvlink5", "pcie", ...
+	Kind string // InterconnectNVLink4, InterconnectNVLink5, InterconnectPCIe, ...
 	// BytesPerS is the per-direction bandwidth of one GPU into the fabric.
 	BytesPerS float64
 	LatencyS  float64
@@ -46,6 +49,15 @@ type Interconnect struct {
 	// board, 72 on an NVL72 rack (which then spans several "nodes").
 	DomainSize int
 }
+
+// Interconnect kinds. InterconnectNone is a node of a single GPU.
+const (
+	InterconnectNVLink3 = "nvlink3"
+	InterconnectNVLink4 = "nvlink4"
+	InterconnectNVLink5 = "nvlink5"
+	InterconnectPCIe    = "pcie"
+	InterconnectNone    = "none"
+)
 
 // Network is the scale-out fabric between nodes.
 type Network struct {

@@ -1,0 +1,114 @@
+package hardware
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// profileFiles holds one built-in profile per file, named for the profile.
+//
+//go:embed profiles/*.hcl
+var profileFiles embed.FS
+
+// builtin is a parsed built-in profile and the arguments its file sets.
+type builtin struct {
+	profile *Profile
+	present presence
+}
+
+// builtins parses every embedded profile on first use. A broken file is a
+// bug in this package, which TestBuiltins catches; at run time it surfaces
+// as an error from Builtin, never a panic.
+var builtins = sync.OnceValues(loadBuiltins)
+
+// Builtin returns a copy of the built-in profile called name.
+func Builtin(name string) (*Profile, error) {
+	b, err := builtinEntry(name)
+	if err != nil {
+		return nil, err
+	}
+	return b.profile.clone(), nil
+}
+
+// BuiltinNames lists the built-in profiles, sorted.
+func BuiltinNames() []string {
+	files, _ := fs.Glob(profileFiles, "profiles/*.hcl") // the pattern is valid
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = strings.TrimSuffix(path.Base(f), ".hcl")
+	}
+	slices.Sort(names)
+	return names
+}
+
+func builtinEntry(name string) (builtin, error) {
+	all, err := builtins()
+	if err != nil {
+		return builtin{}, err
+	}
+	b, ok := all[name]
+	if !ok {
+		return builtin{}, fmt.Errorf("no built-in hardware profile named %q", name)
+	}
+	return b, nil
+}
+
+func loadBuiltins() (map[string]builtin, error) {
+	all := map[string]builtin{}
+	for _, name := range BuiltinNames() {
+		b, err := loadBuiltin(name)
+		if err != nil {
+			return nil, err
+		}
+		all[name] = b
+	}
+	return all, nil
+}
+
+var profileFileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{{Type: "hardware", LabelNames: []string{"name"}}},
+}
+
+// loadBuiltin decodes profiles/NAME.hcl, which must hold exactly one
+// hardware "NAME" block declared inline.
+func loadBuiltin(name string) (builtin, error) {
+	filename := "profiles/" + name + ".hcl"
+	src, err := profileFiles.ReadFile(filename)
+	if err != nil {
+		return builtin{}, err
+	}
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return builtin{}, diags
+	}
+	content, diags := file.Body.Content(profileFileSchema)
+	if diags.HasErrors() {
+		return builtin{}, diags
+	}
+	if len(content.Blocks) != 1 || content.Blocks[0].Labels[0] != name {
+		return builtin{}, fmt.Errorf("%s: want exactly one hardware %q block", filename, name)
+	}
+	p, present, diags := decode(name, content.Blocks[0].Body, nil, nil)
+	if diags.HasErrors() {
+		return builtin{}, diags
+	}
+	return builtin{profile: p, present: present}, nil
+}
+
+// clone copies p deeply enough that changing the copy leaves p alone.
+func (p *Profile) clone() *Profile {
+	c := *p
+	c.GPU.TFLOPS = maps.Clone(p.GPU.TFLOPS)
+	return &c
+}
+
+func (s presence) clone() presence { return maps.Clone(s) }
