@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/dsl"
+	"github.com/gpuflow/gpuflow/engine/layout"
+)
+
+// resolvedLayout is a layout block with its defaults applied. Auto layouts
+// carry the search request; their degrees are chosen per stage.
+type resolvedLayout struct {
+	Block  *dsl.Layout
+	Layout layout.Layout
+	Auto   *dsl.AutoLayout
+}
+
+// Objectives an auto layout may optimise.
+const (
+	objectiveThroughput = "throughput"
+	objectiveCost       = "cost"
+)
+
+// resolveLayout applies the language's documented defaults: tp, pp, cp and
+// vp are 1, zero is 0, recompute "none", precision "bf16". dp, micro_batch
+// and global_batch have no default because no value is safe to assume.
+func resolveLayout(b *dsl.Layout) (*resolvedLayout, hcl.Diagnostics) {
+	s := b.Spec
+	r := &resolvedLayout{Block: b, Auto: s.Auto}
+	l := layout.Layout{TP: 1, PP: 1, CP: 1, VP: 1, DP: 0, Recompute: layout.RecomputeNone, Precision: "bf16"}
+	copyInt(&l.TP, s.TP)
+	copyInt(&l.PP, s.PP)
+	copyInt(&l.CP, s.CP)
+	copyInt(&l.VP, s.VP)
+	copyInt(&l.DP, s.DP)
+	copyInt(&l.ZeRO, s.ZeRO)
+	copyInt(&l.MicroBatch, s.MicroBatch)
+	copyInt(&l.GlobalBatch, s.GlobalBatch)
+	if s.FSDP != nil {
+		l.FSDP = *s.FSDP
+	}
+	if s.SequenceParallel != nil {
+		l.SequenceParallel = *s.SequenceParallel
+	}
+	if s.Recompute != nil {
+		l.Recompute = *s.Recompute
+	}
+	if s.Precision != nil {
+		l.Precision = *s.Precision
+	}
+	r.Layout = l
+	var diags hcl.Diagnostics
+	if s.Auto != nil {
+		diags = append(diags, checkAuto(b)...)
+		return r, diags
+	}
+	for _, req := range []struct {
+		name string
+		v    *int
+	}{{"dp", s.DP}, {"micro_batch", s.MicroBatch}, {"global_batch", s.GlobalBatch}} {
+		if req.v == nil {
+			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing layout argument",
+				Detail:  fmt.Sprintf("Layout %q must set %s (or contain an auto block to let gpuflow choose). Add %s = ....", b.Name, req.name, req.name),
+				Subject: b.DeclRange.Ptr()})
+		}
+	}
+	return r, diags
+}
+
+func checkAuto(b *dsl.Layout) hcl.Diagnostics {
+	a := b.Spec.Auto
+	if a.Objective == nil || *a.Objective == objectiveThroughput || *a.Objective == objectiveCost {
+		return nil
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid auto layout objective",
+		Detail:  fmt.Sprintf("objective is %q; use %q or %q.", *a.Objective, objectiveThroughput, objectiveCost),
+		Subject: rangeOr(b.Ranges, "auto", b.DeclRange)}}
+}
+
+func copyInt(dst *int, src *int) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+// layoutValue is what a workload sees for layout.NAME.
+func layoutValue(name string, l layout.Layout) cty.Value {
+	n := func(v int) cty.Value { return cty.NumberIntVal(int64(v)) }
+	return cty.ObjectVal(map[string]cty.Value{
+		"name":              cty.StringVal(name),
+		"tp":                n(l.TP),
+		"pp":                n(l.PP),
+		"dp":                n(l.DP),
+		"cp":                n(l.CP),
+		"vp":                n(l.VP),
+		"zero":              n(l.ZeRO),
+		"fsdp":              cty.BoolVal(l.FSDP),
+		"micro_batch":       n(l.MicroBatch),
+		"global_batch":      n(l.GlobalBatch),
+		"recompute":         cty.StringVal(l.Recompute),
+		"sequence_parallel": cty.BoolVal(l.SequenceParallel),
+		"precision":         cty.StringVal(l.Precision),
+		"world_size":        n(l.WorldSize()),
+		"grad_accumulation": n(l.GradAccumulation()),
+	})
+}
+
+// findingDiagnostics turns layout rule findings into diagnostics pointing
+// at the layout argument to change, or at the stage's use of the layout.
+func findingDiagnostics(fs []layout.Finding, b *dsl.Layout, use hcl.Range) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, f := range fs {
+		sev := hcl.DiagError
+		if f.Severity == layout.SeverityWarning {
+			sev = hcl.DiagWarning
+		}
+		subject := use.Ptr()
+		if b != nil {
+			subject = rangeOr(b.Ranges, f.Field, use)
+		}
+		diags = diags.Append(&hcl.Diagnostic{Severity: sev, Summary: fmt.Sprintf("Layout rule %s", f.Rule),
+			Detail: f.Message, Subject: subject})
+	}
+	return diags
+}

@@ -1,0 +1,129 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+)
+
+var schedules = map[string]bool{"cosine": true, "linear": true, "constant": true}
+
+var frameworks = map[string]bool{"pytorch-eager": true, "fsdp2": true, "megatron": true}
+
+func validate(stageType string, c cty.Value) api.Diagnostics {
+	var diags api.Diagnostics
+	bad := func(attr, summary, detail string) {
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: summary, Detail: detail, Path: cty.GetAttrPath(attr)})
+	}
+	steps, tokens := known(c, "steps"), known(c, "train_tokens")
+	if steps.IsNull() && tokens.IsNull() && c.GetAttr("steps").IsKnown() && c.GetAttr("train_tokens").IsKnown() {
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "No training budget",
+			Detail: fmt.Sprintf("A %s stage needs steps or train_tokens; set one of them.", stageType)})
+	}
+	if !steps.IsNull() && !tokens.IsNull() {
+		bad("train_tokens", "Two training budgets", "Set steps or train_tokens, not both.")
+	}
+	for _, attr := range []string{"steps", "train_tokens", "lr", "checkpoint_every"} {
+		if v := known(c, attr); !v.IsNull() && v.AsBigFloat().Sign() <= 0 {
+			bad(attr, "Invalid "+attr, attr+" must be greater than zero.")
+		}
+	}
+	if v := known(c, "warmup_steps"); !v.IsNull() && v.AsBigFloat().Sign() < 0 {
+		bad("warmup_steps", "Invalid warmup_steps", "warmup_steps must be zero or more.")
+	}
+	if v := known(c, "schedule"); !v.IsNull() && !schedules[v.AsString()] {
+		bad("schedule", "Unknown schedule", fmt.Sprintf("schedule %q is not one of cosine, linear, constant.", v.AsString()))
+	}
+	if v := known(c, "framework"); !v.IsNull() && !frameworks[v.AsString()] {
+		bad("framework", "Unknown framework", fmt.Sprintf("framework %q is not one of pytorch-eager, fsdp2, megatron.", v.AsString()))
+	}
+	if stageType == "finetune" {
+		diags = append(diags, validateLoRA(c.GetAttr("lora"))...)
+	}
+	return diags
+}
+
+func validateLoRA(l cty.Value) api.Diagnostics {
+	if l.IsNull() || !l.IsKnown() {
+		return nil
+	}
+	var diags api.Diagnostics
+	for _, attr := range []string{"rank", "alpha"} {
+		v := l.GetAttr(attr)
+		if v.IsKnown() && !v.IsNull() && (v.AsBigFloat().Sign() <= 0 || !v.AsBigFloat().IsInt()) {
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid LoRA " + attr,
+				Detail: attr + " must be a positive whole number.", Path: cty.GetAttrPath("lora").GetAttr(attr)})
+		}
+	}
+	if d := l.GetAttr("dropout"); d.IsKnown() && !d.IsNull() {
+		f, _ := d.AsBigFloat().Float64()
+		if f < 0 || f >= 1 {
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid LoRA dropout",
+				Detail: "dropout must be at least 0 and below 1.", Path: cty.GetAttrPath("lora").GetAttr("dropout")})
+		}
+	}
+	if t := l.GetAttr("targets"); t.IsKnown() && !t.IsNull() && t.LengthInt() == 0 {
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "No LoRA targets",
+			Detail: "targets must name at least one module, e.g. [\"q_proj\", \"v_proj\"].", Path: cty.GetAttrPath("lora").GetAttr("targets")})
+	}
+	return diags
+}
+
+// known returns the attribute, or null when it is absent or not yet known.
+func known(c cty.Value, attr string) cty.Value {
+	if c.IsNull() || !c.IsKnown() || !c.Type().IsObjectType() || !c.Type().HasAttribute(attr) {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	v := c.GetAttr(attr)
+	if !v.IsKnown() || v.IsNull() {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	return v
+}
+
+func details(c cty.Value) []api.Detail {
+	var out []api.Detail
+	if v := known(c, "steps"); !v.IsNull() {
+		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s steps", num(v))})
+	}
+	if v := known(c, "train_tokens"); !v.IsNull() {
+		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s tokens", num(v))})
+	}
+	sched := "cosine"
+	if v := known(c, "schedule"); !v.IsNull() {
+		sched = v.AsString()
+	}
+	opt := fmt.Sprintf("AdamW, lr %s, %s schedule", num(known(c, "lr")), sched)
+	if v := known(c, "warmup_steps"); !v.IsNull() {
+		opt += fmt.Sprintf(", %s warm-up steps", num(v))
+	}
+	out = append(out, api.Detail{Key: "optimizer", Value: opt})
+	if l := known(c, "lora"); !l.IsNull() {
+		out = append(out, api.Detail{Key: "lora", Value: fmt.Sprintf("rank %s, alpha %s, targets %s",
+			num(l.GetAttr("rank")), num(l.GetAttr("alpha")), list(l.GetAttr("targets")))})
+	}
+	return out
+}
+
+func num(v cty.Value) string {
+	if v.IsNull() || !v.IsKnown() {
+		return "?"
+	}
+	return v.AsBigFloat().Text('g', 6)
+}
+
+func list(v cty.Value) string {
+	if v.IsNull() || !v.IsKnown() {
+		return "?"
+	}
+	out := ""
+	for i, e := range v.AsValueSlice() {
+		if i > 0 {
+			out += ", "
+		}
+		out += e.AsString()
+	}
+	return out
+}
