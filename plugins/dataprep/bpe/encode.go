@@ -1,0 +1,144 @@
+package bpe
+
+import "strings"
+
+// Encoder turns text into token ids. It keeps scratch space and a cache of
+// recently merged pieces, so it is not safe for concurrent use: give each
+// goroutine its own.
+type Encoder struct {
+	t    *Tokenizer
+	next func(string, int) int
+	// cache maps a piece to its ids, stored in arena.
+	cache map[string]span
+	arena []uint32
+	ids   []uint32
+	pairs []merge
+	heap  mergeHeap
+	syms  []symbol
+}
+
+type span struct{ off, n uint32 }
+
+// Cache bounds: pieces longer than cacheMaxPiece are rare and not worth
+// keeping; the cache is dropped whole when it holds cacheMaxEntries.
+const (
+	cacheMaxPiece   = 64
+	cacheMaxEntries = 1 << 16
+)
+
+// NewEncoder returns an Encoder for t.
+func (t *Tokenizer) NewEncoder() *Encoder {
+	initClasses()
+	return &Encoder{t: t, next: t.pattern.scanner(), cache: make(map[string]span)}
+}
+
+// Encode appends the ids of text to dst and returns it. Special-token text is
+// encoded as ordinary text, as tiktoken's encode_ordinary does.
+func (e *Encoder) Encode(dst []uint32, text string) []uint32 {
+	for i := 0; i < len(text); {
+		j := e.next(text, i)
+		dst = e.encodePiece(dst, text[i:j])
+		i = j
+	}
+	return dst
+}
+
+// EncodeSpecial is Encode, except that special tokens written in text become
+// their ids, as Hugging Face's encode and tiktoken's encode with
+// allowed_special="all" do.
+func (e *Encoder) EncodeSpecial(dst []uint32, text string) []uint32 {
+	for len(text) > 0 {
+		at, special := e.t.specials.next(text, 0)
+		if at < 0 {
+			return e.Encode(dst, text)
+		}
+		dst = e.Encode(dst, text[:at])
+		dst = append(dst, e.t.specials.ids[special])
+		text = text[at+len(special):]
+	}
+	return dst
+}
+
+func (e *Encoder) encodePiece(dst []uint32, piece string) []uint32 {
+	t := e.t
+	if len(piece) == 1 {
+		return append(dst, t.byteIDs[piece[0]])
+	}
+	if t.wholeFirst {
+		if id, ok := t.tokens[piece]; ok {
+			return append(dst, id)
+		}
+	}
+	if s, ok := e.cache[piece]; ok {
+		return append(dst, e.arena[s.off:s.off+s.n]...)
+	}
+	start := len(dst)
+	if len(piece) <= linearMergeMax {
+		dst = e.mergeLinear(dst, piece)
+	} else {
+		dst = e.mergeHeap(dst, piece)
+	}
+	if len(piece) <= cacheMaxPiece {
+		e.remember(piece, dst[start:])
+	}
+	return dst
+}
+
+func (e *Encoder) remember(piece string, ids []uint32) {
+	if len(e.cache) >= cacheMaxEntries {
+		clear(e.cache)
+		e.arena = e.arena[:0]
+	}
+	e.cache[strings.Clone(piece)] = span{off: uint32(len(e.arena)), n: uint32(len(ids))}
+	e.arena = append(e.arena, ids...)
+}
+
+// rankOf returns the merge joining left and right, or one with noRank.
+func (t *Tokenizer) rankOf(left, right uint32) merge {
+	if m, ok := t.merges[pairKey(left, right)]; ok {
+		return m
+	}
+	return merge{rank: noRank}
+}
+
+// linearMergeMax is the longest piece merged by rescanning all pairs after
+// each merge (quadratic, but fastest for the short pieces that are nearly
+// all of them); longer pieces go through a heap.
+const linearMergeMax = 128
+
+// mergeLinear applies BPE to piece: repeatedly join the adjacent pair with
+// the lowest rank, the leftmost on ties, until no pair can be joined.
+func (e *Encoder) mergeLinear(dst []uint32, piece string) []uint32 {
+	t := e.t
+	ids := e.ids[:0]
+	for k := 0; k < len(piece); k++ {
+		ids = append(ids, t.byteIDs[piece[k]])
+	}
+	pairs := e.pairs[:0]
+	for k := 0; k+1 < len(ids); k++ {
+		pairs = append(pairs, t.rankOf(ids[k], ids[k+1]))
+	}
+	for {
+		best := -1
+		bestRank := noRank
+		for k, p := range pairs {
+			if p.rank < bestRank {
+				best, bestRank = k, p.rank
+			}
+		}
+		if best < 0 {
+			break
+		}
+		ids[best] = pairs[best].id
+		ids = append(ids[:best+1], ids[best+2:]...)
+		pairs = append(pairs[:best], pairs[best+1:]...)
+		if best > 0 {
+			pairs[best-1] = t.rankOf(ids[best-1], ids[best])
+		}
+		if best < len(pairs) {
+			pairs[best] = t.rankOf(ids[best], ids[best+1])
+		}
+	}
+	e.ids, e.pairs = ids, pairs
+	return append(dst, ids...)
+}
