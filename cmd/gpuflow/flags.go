@@ -1,0 +1,55 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string, env *cliEnv, argsUsage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "Usage: gpuflow %s [options] %s\n\nOptions:\n", name, argsUsage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; on a bad flag (or -h) the flag package has
+// already printed the error and usage, and the caller exits 1.
+func parseFlags(fs *flag.FlagSet, args []string) bool {
+	return fs.Parse(args) == nil
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// varFlags are the variable options plan, validate and apply share.
+type varFlags struct {
+	vars     listFlag
+	varFiles listFlag
+}
+
+func (v *varFlags) register(fs *flag.FlagSet) {
+	fs.Var(&v.vars, "var", "Set a variable: -var 'NAME=VALUE' (repeatable)")
+	fs.Var(&v.varFiles, "var-file", "Read variable values from an HCL file (repeatable)")
+}
+
+// onePath takes the single PATH argument, defaulting to the current
+// directory.
+func onePath(fs *flag.FlagSet, env *cliEnv) (string, bool) {
+	switch fs.NArg() {
+	case 0:
+		return ".", true
+	case 1:
+		return fs.Arg(0), true
+	}
+	fmt.Fprintf(env.stderr, "gpuflow %s: expected one PATH, got %d: %s\n", fs.Name(), fs.NArg(), strings.Join(fs.Args(), " "))
+	fs.Usage()
+	return "", false
+}

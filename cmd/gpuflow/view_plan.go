@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gpuflow/gpuflow/engine"
+)
+
+// writePlanHuman renders a plan for people: one block per stage with its
+// action, then the summary line.
+func writePlanHuman(w io.Writer, plan *engine.Plan, pal *palette) {
+	if len(plan.Stages) == 0 {
+		fmt.Fprintln(w, "The workload has no stages to plan.")
+		return
+	}
+	fmt.Fprintf(w, "gpuflow plan for %s\n\n", plan.Workload)
+	for _, sp := range plan.Stages {
+		writeStageHuman(w, sp, pal)
+		fmt.Fprintln(w)
+	}
+	writeOutputsHuman(w, plan)
+	fmt.Fprintf(w, "%s %d to create, %d to replace, %d unchanged.\n", pal.bold.Sprint("Plan:"),
+		plan.Summary.Create, plan.Summary.Replace, plan.Summary.NoOp)
+}
+
+func actionMark(action string, pal *palette) string {
+	switch action {
+	case engine.ActionCreate:
+		return pal.green.Sprint("+")
+	case engine.ActionReplace:
+		return pal.yellow.Sprint("~")
+	}
+	return pal.dim.Sprint("=")
+}
+
+func writeStageHuman(w io.Writer, sp *engine.StagePlan, pal *palette) {
+	fmt.Fprintf(w, "  %s %s  %s\n", actionMark(sp.Action, pal), pal.bold.Sprint("stage."+sp.Address),
+		pal.dim.Sprintf("(%s, plugin %s %s)", sp.Action, sp.Plugin.Name, sp.Plugin.Version))
+	row := func(key, format string, a ...any) {
+		fmt.Fprintf(w, "      %-12s %s\n", key, fmt.Sprintf(format, a...))
+	}
+	for _, r := range sp.Reasons {
+		row("because", "%s", r)
+	}
+	if len(sp.DependsOn) > 0 {
+		row("after", "%s", strings.Join(sp.DependsOn, ", "))
+	}
+	if hw := sp.Hardware; hw != nil {
+		row("hardware", "%s: %d node(s) x %d %s (%.0f GiB), %s, network %s", hw.Name, hw.Nodes, hw.GPUsPerNode,
+			hw.GPUModel, gib(hw.GPUMemoryBytes), hw.Interconnect, hw.Network)
+	}
+	if m := sp.Model; m != nil {
+		row("model", "%s: %d layers, hidden %d, ffn %d, %d/%d heads, vocab %d, seq %d", m.Name, m.Layers, m.Hidden,
+			m.FFNHidden, m.Heads, m.KVHeads, m.Vocab, m.SeqLen)
+	}
+	if l := sp.Layout; l != nil {
+		row("layout", "%s: tp %d x pp %d x dp %d x cp %d = %d GPUs, vp %d, zero %d, fsdp %v", l.Name, l.TP, l.PP, l.DP, l.CP,
+			l.WorldSize(), l.VP, l.ZeRO, l.FSDP)
+		row("", "micro %d, global %d (accumulate %d), recompute %s, sp %v, %s", l.MicroBatch, l.GlobalBatch,
+			l.GradAccumulation(), l.Recompute, l.SequenceParallel, l.Precision)
+	}
+	if p := sp.Placement; p != nil {
+		row("placement", "%s", p.Summary)
+	}
+	if sp.Claims.GPUsPerNode > 0 {
+		row("claims", "%d node(s) x %d GPUs", sp.Claims.Nodes, sp.Claims.GPUsPerNode)
+	}
+	for _, d := range sp.Details {
+		row(d.Key, "%s", d.Value)
+	}
+	if sp.ExpectedDurationS > 0 {
+		row("expected", "%s", formatDuration(sp.ExpectedDurationS))
+	}
+	for _, u := range sp.ConfigUnknown {
+		row("after apply", "%s is known only after upstream stages run", u)
+	}
+}
+
+func writeOutputsHuman(w io.Writer, plan *engine.Plan) {
+	if len(plan.Outputs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  Outputs:")
+	for _, o := range plan.Outputs {
+		val := "(known after apply)"
+		switch {
+		case o.Sensitive:
+			val = "(sensitive)"
+		case o.Known:
+			val = string(o.Value)
+		}
+		fmt.Fprintf(w, "      %-12s %s\n", o.Name, val)
+	}
+	fmt.Fprintln(w)
+}
+
+// formatDuration prints seconds as a short human duration.
+func formatDuration(s float64) string {
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 3600:
+		return fmt.Sprintf("%.1f min", s/60)
+	case s < 48*3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	}
+	return fmt.Sprintf("%.1f days", s/86400)
+}
