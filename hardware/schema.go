@@ -70,14 +70,14 @@ var arguments = []argument{
 	{blockTop, "description", optional, cty.String, text(func(p *Profile) *string { return &p.Description })},
 	{blockTop, "source", optional, cty.String, text(func(p *Profile) *string { return &p.Source })},
 	{blockTop, "nodes", always, cty.Number, count(1, func(p *Profile) *int { return &p.Nodes })},
-	{blockTop, "cost_per_gpu_hour", optional, cty.Number, quantity(atLeastZero, 1, func(p *Profile) *float64 { return &p.CostPerGPUHour })},
+	{blockTop, "cost_per_gpu_hour", optional, cty.Number, quantity(atLeastZero, 0, func(p *Profile) *float64 { return &p.CostPerGPUHour })},
 
 	{blockGPU, "model", always, cty.String, text(func(p *Profile) *string { return &p.GPU.Model })},
 	{blockGPU, "count", always, cty.Number, count(1, func(p *Profile) *int { return &p.GPU.PerNode })},
 	{blockGPU, "memory_gib", always, cty.Number, gibibytes(func(p *Profile) *int64 { return &p.GPU.MemoryBytes })},
 	{blockGPU, "compute_capability", optional, cty.String, computeCapability(func(p *Profile) *string { return &p.GPU.ComputeCapability })},
-	{blockGPU, "hbm_tbps", always, cty.Number, quantity(aboveZero, 1e12, func(p *Profile) *float64 { return &p.GPU.HBMBytesPerS })},
-	{blockGPU, "tdp_watts", optional, cty.Number, quantity(atLeastZero, 1, func(p *Profile) *float64 { return &p.GPU.TDPWatts })},
+	{blockGPU, "hbm_tbps", always, cty.Number, quantity(aboveZero, 12, func(p *Profile) *float64 { return &p.GPU.HBMBytesPerS })},
+	{blockGPU, "tdp_watts", optional, cty.Number, quantity(atLeastZero, 0, func(p *Profile) *float64 { return &p.GPU.TDPWatts })},
 
 	{blockTFLOPS, PrecisionBF16, optional, cty.Number, rating(PrecisionBF16)},
 	{blockTFLOPS, PrecisionFP16, optional, cty.Number, rating(PrecisionFP16)},
@@ -85,15 +85,15 @@ var arguments = []argument{
 	{blockTFLOPS, PrecisionTF32, optional, cty.Number, rating(PrecisionTF32)},
 
 	{blockInterconnect, "kind", always, cty.String, oneOf(interconnectKinds, func(p *Profile) *string { return &p.Interconnect.Kind })},
-	{blockInterconnect, "bandwidth_gbps", whenLinked, cty.Number, quantity(aboveZero, 1e9, func(p *Profile) *float64 { return &p.Interconnect.BytesPerS })},
-	{blockInterconnect, "latency_us", whenLinked, cty.Number, quantity(atLeastZero, 1e-6, func(p *Profile) *float64 { return &p.Interconnect.LatencyS })},
+	{blockInterconnect, "bandwidth_gbps", whenLinked, cty.Number, quantity(aboveZero, 9, func(p *Profile) *float64 { return &p.Interconnect.BytesPerS })},
+	{blockInterconnect, "latency_us", whenLinked, cty.Number, quantity(atLeastZero, -6, func(p *Profile) *float64 { return &p.Interconnect.LatencyS })},
 	{blockInterconnect, "domain_size", always, cty.Number, count(1, func(p *Profile) *int { return &p.Interconnect.DomainSize })},
 
 	{blockNetwork, "kind", always, cty.String, oneOf(networkKinds, func(p *Profile) *string { return &p.Network.Kind })},
 	{blockNetwork, "nics_per_node", whenNetworked, cty.Number, count(1, func(p *Profile) *int { return &p.Network.NICsPerNode })},
-	{blockNetwork, "nic_gbit", whenNetworked, cty.Number, quantity(aboveZero, 1, func(p *Profile) *float64 { return &p.Network.GbpsPerNIC })},
+	{blockNetwork, "nic_gbit", whenNetworked, cty.Number, quantity(aboveZero, 0, func(p *Profile) *float64 { return &p.Network.GbpsPerNIC })},
 	{blockNetwork, "gpudirect_rdma", optional, cty.Bool, flag(func(p *Profile) *bool { return &p.Network.GPUDirectRDMA })},
-	{blockNetwork, "latency_us", whenNetworked, cty.Number, quantity(atLeastZero, 1e-6, func(p *Profile) *float64 { return &p.Network.LatencyS })},
+	{blockNetwork, "latency_us", whenNetworked, cty.Number, quantity(atLeastZero, -6, func(p *Profile) *float64 { return &p.Network.LatencyS })},
 }
 
 var (

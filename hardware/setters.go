@@ -53,10 +53,10 @@ const (
 )
 
 // quantity accepts a finite number within its bound and stores it times
-// scale, which turns the schema's unit (TB/s, µs) into SI.
-func quantity(b bound, scale float64, dst func(*Profile) *float64) setter {
+// 10^exp10, which turns the schema's unit (TB/s, µs) into SI.
+func quantity(b bound, exp10 int, dst func(*Profile) *float64) setter {
 	return func(p *Profile, v cty.Value) string {
-		f, ok := finite(v, scale)
+		f, ok := finite(v, exp10)
 		switch {
 		case !ok:
 			return mustBe(v, "a finite number")
@@ -70,10 +70,25 @@ func quantity(b bound, scale float64, dst func(*Profile) *float64) setter {
 	}
 }
 
-func finite(v cty.Value, scale float64) (float64, bool) {
-	f, _ := v.AsBigFloat().Float64()
-	f *= scale
-	return f, !math.IsInf(f, 0) && !math.IsNaN(f)
+// finite returns v times 10^exp10 as the float64 nearest the exact product,
+// so that 5 µs becomes exactly the literal 5e-6; ok is false past float64.
+func finite(v cty.Value, exp10 int) (f float64, ok bool) {
+	x := new(big.Float).SetPrec(256).Set(v.AsBigFloat())
+	power := new(big.Float).SetPrec(256).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(exp10))), nil))
+	if exp10 >= 0 {
+		x.Mul(x, power)
+	} else {
+		x.Quo(x, power)
+	}
+	f, _ = x.Float64()
+	return f, !math.IsInf(f, 0)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // maxGiB keeps memory sizes far from overflowing int64 bytes.
@@ -81,7 +96,7 @@ const maxGiB = 1 << 20
 
 func gibibytes(dst func(*Profile) *int64) setter {
 	return func(p *Profile, v cty.Value) string {
-		f, ok := finite(v, 1)
+		f, ok := finite(v, 0)
 		if !ok || f <= 0 || f > maxGiB {
 			return mustBe(v, fmt.Sprintf("greater than 0 and at most %d", maxGiB))
 		}
@@ -94,7 +109,7 @@ func gibibytes(dst func(*Profile) *int64) setter {
 // how an override says a GPU lacks it.
 func rating(precision string) setter {
 	return func(p *Profile, v cty.Value) string {
-		f, ok := finite(v, 1)
+		f, ok := finite(v, 0)
 		switch {
 		case !ok:
 			return mustBe(v, "a finite number")
