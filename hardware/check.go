@@ -86,7 +86,7 @@ func missingArgument(a argument, p *Profile, decl declaration) *hcl.Diagnostic {
 func checkConsistent(p *Profile, decl declaration) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, check := range []func(*Profile, declaration) *hcl.Diagnostic{
-		checkRated, checkNetworked, checkLoneGPU, checkDomainFits,
+		checkRated, checkNetworked, checkLoneGPU, checkDomainFits, checkDomainWithin,
 	} {
 		if d := check(p, decl); d != nil {
 			diags = append(diags, d)
@@ -148,5 +148,20 @@ func checkDomainFits(p *Profile, decl declaration) *hcl.Diagnostic {
 		Detail: fmt.Sprintf("interconnect.domain_size (%d) must divide gpu.count (%d), or be a whole multiple of it for a domain that spans several nodes.",
 			domain, perNode),
 		Subject: decl.rangeOf("interconnect.domain_size", "gpu.count", blockInterconnect),
+	}
+}
+
+// checkDomainWithin catches a domain left larger than the machine, as when
+// an override lowers gpu.count or nodes below a profile's domain.
+func checkDomainWithin(p *Profile, decl declaration) *hcl.Diagnostic {
+	if p.Interconnect.DomainSize <= p.TotalGPUs() {
+		return nil
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "NVLink domain larger than the hardware",
+		Detail: fmt.Sprintf("interconnect.domain_size is %d but %d node(s) of %d GPUs hold only %d; set domain_size to at most %d.",
+			p.Interconnect.DomainSize, p.Nodes, p.GPU.PerNode, p.TotalGPUs(), p.TotalGPUs()),
+		Subject: decl.rangeOf("interconnect.domain_size", "gpu.count", "nodes", blockInterconnect),
 	}
 }

@@ -257,6 +257,14 @@ func TestDecodeInvalid(t *testing.T) {
 			src:  "hardware \"x\" {\n  profile = \"nebius-h100-8\"\n  interconnect { domain_size = 3 }\n}",
 			want: []problem{{"NVLink domain does not fit the nodes", "3:32"}},
 		},
+		"domain left larger than the node": {
+			src:  "hardware \"x\" {\n  profile = \"nebius-h100-8\"\n  gpu {\n    count = 4\n  }\n}",
+			want: []problem{{"NVLink domain larger than the hardware", "4:13"}},
+		},
+		"part of a rack": {
+			src:  "hardware \"x\" {\n  profile = \"gb200-nvl72\"\n  nodes   = 9\n}",
+			want: []problem{{"NVLink domain larger than the hardware", "3:13"}},
+		},
 		"network kind needs its figures": {
 			src:  "hardware \"x\" {\n  profile = \"h200-x4\"\n  network {\n    kind = \"ib\"\n  }\n}",
 			want: []problem{{"Missing required argument", "3:3"}, {"Missing required argument", "3:3"}, {"Missing required argument", "3:3"}},

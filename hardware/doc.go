@@ -1,8 +1,13 @@
 // Package hardware is gpuflow's model of a GPU machine: the GPUs, the links
 // inside a node (NVLink domains), the network between nodes, and their cost.
 //
-// It also holds the library of built-in profiles (embedded HCL files under
-// profiles/) and decodes a workload's hardware block into a resolved Profile,
-// applying overrides on top of a built-in profile. It knows nothing of
-// workloads, layouts or estimates; those live in engine.
+// It holds the library of built-in profiles (embedded HCL files under
+// profiles/, one per profile, each citing its sources), decodes the body of
+// a workload's hardware block into a resolved Profile (Decode), applying
+// overrides on top of a built-in, and gives the cty object that a
+// hardware.NAME reference evaluates to (Profile.Value).
+//
+// It knows nothing of workloads, layouts or estimates; those live in dsl and
+// engine. The gpuflow hardware list and show verbs live in cmd/gpuflow.
+// The schema and the built-in table are documented in docs/hardware.md.
 package hardware

@@ -92,7 +92,7 @@ var arguments = []argument{
 	{blockNetwork, "kind", always, cty.String, oneOf(networkKinds, func(p *Profile) *string { return &p.Network.Kind })},
 	{blockNetwork, "nics_per_node", whenNetworked, cty.Number, count(1, func(p *Profile) *int { return &p.Network.NICsPerNode })},
 	{blockNetwork, "nic_gbit", whenNetworked, cty.Number, quantity(aboveZero, 0, func(p *Profile) *float64 { return &p.Network.GbpsPerNIC })},
-	{blockNetwork, "gpudirect_rdma", optional, cty.Bool, flag(func(p *Profile) *bool { return &p.Network.GPUDirectRDMA })},
+	{blockNetwork, "gpudirect_rdma", optional, cty.Bool, boolean(func(p *Profile) *bool { return &p.Network.GPUDirectRDMA })},
 	{blockNetwork, "latency_us", whenNetworked, cty.Number, quantity(atLeastZero, -6, func(p *Profile) *float64 { return &p.Network.LatencyS })},
 }
 

@@ -24,7 +24,7 @@ func text(dst func(*Profile) *string) setter {
 	}
 }
 
-func flag(dst func(*Profile) *bool) setter {
+func boolean(dst func(*Profile) *bool) setter {
 	return func(p *Profile, v cty.Value) string {
 		*dst(p) = v.True()
 		return ""
