@@ -2,6 +2,7 @@ package hardware
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -50,6 +51,8 @@ func BuiltinNames() []string {
 	return names
 }
 
+var errNoSuchProfile = errors.New("no built-in hardware profile")
+
 func builtinEntry(name string) (builtin, error) {
 	all, err := builtins()
 	if err != nil {
@@ -57,7 +60,7 @@ func builtinEntry(name string) (builtin, error) {
 	}
 	b, ok := all[name]
 	if !ok {
-		return builtin{}, fmt.Errorf("no built-in hardware profile named %q", name)
+		return builtin{}, fmt.Errorf("%w named %q", errNoSuchProfile, name)
 	}
 	return b, nil
 }

@@ -1,6 +1,7 @@
 package hardware
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
@@ -76,8 +77,16 @@ func start(decl declaration, ctx *hcl.EvalContext, lookup lookupFunc) (p *Profil
 		})
 	}
 	base, err := lookup(v.AsString())
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoSuchProfile):
 		return &Profile{}, presence{}, false, append(diags, unknownProfile(v.AsString(), attr))
+	case err != nil: // a broken embedded file: a bug here, not the user's
+		return &Profile{}, presence{}, false, append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Built-in profiles failed to load",
+			Detail:   fmt.Sprintf("This is a bug in gpuflow; please report it: %s.", err),
+			Subject:  attr.Expr.Range().Ptr(),
+		})
 	}
 	p = base.profile.clone()
 	p.BaseProfile = v.AsString()
@@ -105,6 +114,12 @@ func assignAll(p *Profile, present presence, decl declaration, ctx *hcl.EvalCont
 		}
 		v, evalDiags := evaluate(attr, a.typ, ctx)
 		diags = append(diags, evalDiags...)
+		if v == cty.NilVal && !evalDiags.HasErrors() {
+			continue // null: as if not set
+		}
+		// Set even when invalid: the error above says more than a
+		// "Missing required argument" would.
+		present[a.path()] = true
 		if v == cty.NilVal {
 			continue
 		}
@@ -115,9 +130,7 @@ func assignAll(p *Profile, present presence, decl declaration, ctx *hcl.EvalCont
 				Detail:   a.path() + " " + problem,
 				Subject:  attr.Expr.Range().Ptr(),
 			})
-			continue
 		}
-		present[a.path()] = true
 	}
 	return diags
 }

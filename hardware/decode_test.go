@@ -299,6 +299,10 @@ func TestDecodeInvalid(t *testing.T) {
 }`,
 			want: []problem{{"Missing required argument", "3:3"}},
 		},
+		"inline with a bad kind is not also missing": {
+			src:  "hardware \"x\" {\n  nodes = 1\n  gpu {\n    model = \"H100\"\n    count = 1\n    memory_gib = 80\n    hbm_tbps = 3.35\n    tflops { bf16 = 989 }\n  }\n  interconnect {\n    kind = \"none\"\n    domain_size = 1\n  }\n  network {\n    kind = \"infiniband\"\n    nics_per_node = 1\n    nic_gbit = 400\n    latency_us = 2\n  }\n}",
+			want: []problem{{"Invalid value for network.kind", "15:12"}},
+		},
 		"inline without blocks": {
 			src:  "hardware \"x\" {\n  nodes = 1\n}",
 			want: []problem{{"Missing gpu block", "1:14"}, {"Missing interconnect block", "1:14"}, {"Missing network block", "1:14"}},
@@ -425,5 +429,17 @@ func TestValueTypeForEveryBuiltin(t *testing.T) {
 		if got := mustBuiltin(t, name).Value().Type(); !got.Equals(ValueType()) {
 			t.Errorf("%s: Value() type %#v differs from ValueType()", name, got)
 		}
+	}
+}
+
+// TestBuiltinMayNotChain: a built-in file naming a profile would make the
+// loader call itself; it is refused with a diagnostic instead.
+func TestBuiltinMayNotChain(t *testing.T) {
+	t.Parallel()
+	_, body := parseHardware(t, "hardware \"x\" {\n  profile = \"h100-x1\"\n}")
+	p, _, diags := decode("x", body, nil, nil)
+	want := []problem{{"Profile not allowed here", "2:3"}}
+	if diff := cmp.Diff(want, problems(diags)); diff != "" || p != nil {
+		t.Errorf("profile %v; diagnostics mismatch (-want +got):\n%s", p, diff)
 	}
 }
