@@ -1,0 +1,88 @@
+# Train a Llama-2-70B-shaped model on two Dell XE9780 servers (16x B300):
+# tensor parallelism inside each server over NVLink, data parallelism
+# across the two over 800G RoCEv2, parameters sharded with FSDP. A fabric
+# check runs first, because a slow or misconfigured RDMA path is the
+# commonest reason such a run crawls.
+#
+# Source: /work/shared/reference/b300-xe9780-system-guide.md, "Advanced Use
+# Case 2: Multi-Node Training with NVLink + RoCEv2": the parallelism table
+# (TP 8 within a node, PP 1, DP 2 across nodes), the model configuration
+# (80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads, vocab 32000,
+# 4096 positions: the llama2-70b preset), FSDP full sharding with bf16
+# mixed precision and FP8 compute, batch 2 x 4096 per rank, AdamW lr 1e-4,
+# 1,000 steps, and the all-reduce expectation across nodes (about
+# 350 GB/s). Those are the guide's claims, not measurements.
+#
+# Multi-node stages need an executor that starts work on both servers (the
+# Slurm executor, issue 9); plan and validate work anywhere.
+#
+#   gpuflow plan workloads/70b-multinode.hcl
+
+variable "data" {
+  type        = string
+  description = "Prepared training shards, e.g. the output_dir of the data prep in workloads/7b-pretrain.hcl."
+  default     = "data/fineweb"
+}
+
+variable "grad_accumulation" {
+  type        = number
+  description = "Micro-batches per step; the guide's script steps after every micro-batch."
+  default     = 1
+}
+
+locals {
+  dp          = 2
+  micro_batch = 2
+}
+
+hardware "xe9780x2" {
+  profile = "dell-xe9780-b300"
+  nodes   = 2
+}
+
+model "llama70b" {
+  preset = "llama2-70b"
+}
+
+layout "tp8dp2_fsdp" {
+  tp           = 8
+  pp           = 1
+  dp           = local.dp
+  fsdp         = true
+  micro_batch  = local.micro_batch
+  global_batch = local.micro_batch * local.dp * var.grad_accumulation
+  precision    = "fp8"
+}
+
+stage "benchmark" "fabric" {
+  hardware = hardware.xe9780x2
+
+  health {}
+
+  nccl {
+    ops       = ["all_reduce"]
+    dtype     = "bf16"
+    min_bytes = "10MiB"
+    max_bytes = "5GiB"
+    expect {
+      min_busbw_gbps = 300 # guide: about 350 GB/s across two nodes
+    }
+  }
+}
+
+stage "pretrain" "llama70b" {
+  depends_on = [stage.benchmark.fabric]
+
+  hardware  = hardware.xe9780x2
+  model     = model.llama70b
+  layout    = layout.tp8dp2_fsdp
+  framework = "fsdp2"
+
+  data  = var.data
+  steps = 1000
+  lr    = 1e-4
+}
+
+output "checkpoint" {
+  value = stage.pretrain.llama70b.outputs.checkpoint
+}
