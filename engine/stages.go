@@ -237,3 +237,14 @@ func (n *stageNode) readUses(w *Workload) hcl.Diagnostics {
 	}
 	return diags
 }
+
+// CheckStages reports problems with stage types, references and
+// dependency cycles. It needs only the parsed stage blocks, so it can run
+// even when other blocks failed to decode.
+func (w *Workload) CheckStages(ctx context.Context, plugins Plugins) hcl.Diagnostics {
+	if w.Config == nil {
+		return nil
+	}
+	_, _, diags := w.analyseStages(ctx, plugins)
+	return diags
+}

@@ -27,12 +27,14 @@ type planRequest struct {
 // on error, so diagnostics can show source lines.
 func buildPlan(ctx context.Context, env *cliEnv, req planRequest) (*engine.Workload, *engine.Plan, hcl.Diagnostics) {
 	w, diags := engine.LoadWorkload(req.path, dsl.Inputs{Vars: req.vars.vars, VarFiles: req.vars.varFiles, Environ: env.environ})
-	if diags.HasErrors() {
-		return w, nil, diags
-	}
 	plugins, err := loadPlugins(ctx)
 	if err != nil {
 		return w, nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot load plugins", Detail: err.Error() + "."})
+	}
+	if diags.HasErrors() {
+		// Report the stages' reference problems too, so one run shows
+		// every error a file has.
+		return w, nil, append(diags, w.CheckStages(ctx, plugins)...)
 	}
 	opts := engine.PlanOptions{Plugins: plugins, Targets: req.targets, Replace: req.replace, Version: version}
 	if !req.ignoreState {
