@@ -59,7 +59,7 @@ func (c *Config) localOrder() ([]string, hcl.Diagnostics) {
 			}
 			if _, defined := c.Locals[dep]; !defined {
 				diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reference to undeclared local value",
-					Detail:  fmt.Sprintf("No local value named %q is declared%s.", dep, suggestFrom(dep, sortedKeys(c.Locals))),
+					Detail:  fmt.Sprintf("No local value named %q is declared.%s", dep, didYouMean(dep, sortedKeys(c.Locals))),
 					Subject: tr.SourceRange().Ptr()})
 				continue
 			}

@@ -30,10 +30,11 @@ func Suggest(given string, candidates []string) string {
 	return best
 }
 
-// suggestFrom formats Suggest's answer as a sentence tail.
-func suggestFrom(given string, candidates []string) string {
+// didYouMean formats Suggest's answer as a sentence of its own, with a
+// leading space, to follow a sentence that has ended.
+func didYouMean(given string, candidates []string) string {
 	if s := Suggest(given, candidates); s != "" {
-		return fmt.Sprintf(`; did you mean %q?`, s)
+		return fmt.Sprintf(" Did you mean %q?", s)
 	}
 	return ""
 }

@@ -116,7 +116,7 @@ func (c *Config) applyVarFlag(raw string) hcl.Diagnostics {
 	v := c.Variables[name]
 	if v == nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Value for undeclared variable",
-			Detail: fmt.Sprintf("The -var option sets %q, but the workload declares no such variable%s. Declare it with a variable block or drop the option.", name, suggestFrom(name, sortedKeys(c.Variables)))}}
+			Detail: fmt.Sprintf("The -var option sets %q, but the workload declares no such variable.%s Declare it with a variable block or drop the option.", name, didYouMean(name, sortedKeys(c.Variables)))}}
 	}
 	return v.setRaw(value, "-var")
 }
@@ -170,7 +170,7 @@ func (c *Config) applyVarFile(path string) hcl.Diagnostics {
 		v := c.Variables[name]
 		if v == nil {
 			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Value for undeclared variable",
-				Detail:  fmt.Sprintf("The file sets %q, but the workload declares no such variable%s; the value is ignored.", name, suggestFrom(name, sortedKeys(c.Variables))),
+				Detail:  fmt.Sprintf("The file sets %q, but the workload declares no such variable, so the value is ignored.%s", name, didYouMean(name, sortedKeys(c.Variables))),
 				Subject: attr.NameRange.Ptr()})
 			continue
 		}

@@ -17,6 +17,15 @@ func rangeOr(ranges map[string]hcl.Range, key string, fallback hcl.Range) *hcl.R
 	return fallback.Ptr()
 }
 
+// didYouMean suggests the closest candidate as a sentence of its own, with
+// a leading space; "" when none is close.
+func didYouMean(given string, candidates []string) string {
+	if s := dsl.Suggest(given, candidates); s != "" {
+		return fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return ""
+}
+
 func suggestTail(given string, candidates []string) string {
 	if s := dsl.Suggest(given, candidates); s != "" {
 		return fmt.Sprintf("; did you mean %q?", s)

@@ -19,8 +19,8 @@ func resolveModel(m *dsl.Model) (model.Shape, hcl.Diagnostics) {
 		p, err := model.Preset(*spec.Preset)
 		if err != nil {
 			return s, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown model preset",
-				Detail: fmt.Sprintf("There is no model preset %q%s. Presets: %s.", *spec.Preset,
-					suggestTail(*spec.Preset, model.PresetNames()), joinNames(model.PresetNames())),
+				Detail: fmt.Sprintf("There is no model preset %q.%s Presets: %s.", *spec.Preset,
+					didYouMean(*spec.Preset, model.PresetNames()), joinNames(model.PresetNames())),
 				Subject: rangeOr(m.Ranges, "preset", m.DeclRange)}}
 		}
 		s = p

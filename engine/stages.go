@@ -83,7 +83,7 @@ func (w *Workload) stageNode(ctx context.Context, s *dsl.Stage, plugins Plugins)
 	if errors.Is(err, ErrUnknownStageType) {
 		types := plugins.StageTypes(ctx)
 		return n, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown stage type",
-			Detail:  fmt.Sprintf("No plugin serves stage type %q%s. Known types: %s. Install the plugin (gpuflow plugins lists them) or fix the type.", s.Type, suggestTail(s.Type, types), joinNames(types)),
+			Detail:  fmt.Sprintf("No plugin serves stage type %q.%s Known types: %s. Install the plugin (gpuflow plugins lists them) or fix the type.", s.Type, didYouMean(s.Type, types), joinNames(types)),
 			Subject: s.TypeRange.Ptr()}}
 	}
 	if err != nil {
@@ -131,7 +131,7 @@ func (w *Workload) checkStageRef(addr string, tr hcl.Traversal) hcl.Diagnostics 
 		all = append(all, s.Addr())
 	}
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to undeclared stage",
-		Detail:  fmt.Sprintf("There is no stage %s%s. Declare it with a stage block or fix the reference.", addr, suggestTail(addr, all)),
+		Detail:  fmt.Sprintf("There is no stage %s.%s Declare it with a stage block or fix the reference.", addr, didYouMean(addr, all)),
 		Subject: tr.SourceRange().Ptr()}}
 }
 
@@ -154,7 +154,7 @@ func (w *Workload) checkRef(n *stageNode, tr hcl.Traversal) hcl.Diagnostics {
 			return nil // evaluation reports undeclared variables and locals
 		}
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown reference",
-			Detail:  fmt.Sprintf("%q is not something a workload can refer to%s. References start with one of: %s.", root, suggestTail(root, namespaces), joinNames(namespaces)),
+			Detail:  fmt.Sprintf("%q is not something a workload can refer to.%s References start with one of: %s.", root, didYouMean(root, namespaces), joinNames(namespaces)),
 			Subject: tr.SourceRange().Ptr()}}
 	}
 	if len(tr) < 2 {
@@ -166,7 +166,8 @@ func (w *Workload) checkRef(n *stageNode, tr hcl.Traversal) hcl.Diagnostics {
 		return nil
 	}
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Reference to undeclared %s block", root),
-		Detail:  fmt.Sprintf("There is no %s block named %q%s. Declared: %s.", root, attr.Name, suggestTail(attr.Name, names), joinNames(names)),
+		Detail: fmt.Sprintf("There is no %s block named %q.%s Declared: %s. Declare it with a %s block or fix the reference.",
+			root, attr.Name, didYouMean(attr.Name, names), joinNames(names), root),
 		Subject: tr.SourceRange().Ptr()}}
 }
 
