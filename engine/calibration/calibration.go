@@ -147,3 +147,28 @@ func RunKey(framework string, s model.Shape, l layout.Layout) string {
 		s.Layers, s.Hidden, s.FFNHidden, s.Heads, s.KVHeads, s.Vocab, s.SeqLen, s.TiedEmbeddings, s.Activation,
 		l.TP, l.PP, l.DP, l.CP, layout.VirtualStages(l), l.ZeRO, l.FSDP, l.MicroBatch, l.GlobalBatch, l.Recompute, l.SequenceParallel, l.Precision)
 }
+
+// GEMM returns the measured GEMM efficiency for a precision. It is safe
+// on a nil Profile, as are the other lookups.
+func (p *Profile) GEMM(precision string) (float64, bool) {
+	return lookup(p, func(p *Profile) map[string]float64 { return p.GEMMEfficiency }, precision)
+}
+
+// BusBW returns the measured bus bandwidth of a link kind in bytes/s.
+func (p *Profile) BusBW(link string) (float64, bool) {
+	v, ok := lookup(p, func(p *Profile) map[string]float64 { return p.BusBWGBps }, link)
+	return v * 1e9, ok
+}
+
+// Activation returns the measured activation coefficient of a framework.
+func (p *Profile) Activation(framework string) (float64, bool) {
+	return lookup(p, func(p *Profile) map[string]float64 { return p.ActivationCoefficient }, framework)
+}
+
+func lookup(p *Profile, field func(*Profile) map[string]float64, key string) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	v, ok := field(p)[key]
+	return v, ok && v > 0
+}

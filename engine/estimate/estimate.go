@@ -1,0 +1,289 @@
+package estimate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gpuflow/gpuflow/engine/calibration"
+	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/engine/model"
+	"github.com/gpuflow/gpuflow/hardware"
+)
+
+// Input is one training stage to estimate.
+type Input struct {
+	Model    model.Shape
+	Layout   layout.Layout
+	Hardware *hardware.Profile
+	// Placement is the layout placed on Hardware; nil places it here.
+	Placement *layout.Placement
+	// Framework names a built-in framework ("" means DefaultFramework).
+	Framework string
+	// LoRA, when set, trains adapters on a frozen model.
+	LoRA *LoRA
+	// The budget: TrainTokens, else TrainSteps; with neither, duration,
+	// cost and energy are zero.
+	TrainTokens float64
+	TrainSteps  int64
+	// Calibration holds figures measured on this hardware profile; nil
+	// uses defaults throughout.
+	Calibration *calibration.Profile
+}
+
+// Estimate is the prediction for one training stage. JSON keys are SI and
+// name their unit.
+type Estimate struct {
+	Framework       string  `json:"framework"`
+	Params          int64   `json:"params"`
+	TrainableParams int64   `json:"trainable_params"`
+	FLOPsPerToken   float64 `json:"flops_per_token"`
+	// AttentionCausal is false: FLOPsPerToken counts the full s*s
+	// attention square (12*L*h*s), the convention MFU is quoted in.
+	AttentionCausal     bool    `json:"attention_causal"`
+	Memory              Memory  `json:"memory_bytes"`
+	MemoryCapacityBytes int64   `json:"memory_capacity_bytes"`
+	StepTimeS           float64 `json:"step_time_s"`
+	// ComputeS is the step's compute on one GPU, bubble excluded;
+	// OptimizerS the once-per-step optimizer work.
+	ComputeS         float64 `json:"compute_s"`
+	OptimizerS       float64 `json:"optimizer_s"`
+	TokensPerS       float64 `json:"tokens_per_s"`
+	TokensPerSPerGPU float64 `json:"tokens_per_s_per_gpu"`
+	// MFU is model FLOPs over the dense datasheet peak of the layout's
+	// precision, recomputation not counted.
+	MFU       float64 `json:"mfu"`
+	Steps     int64   `json:"steps"`
+	DurationS float64 `json:"duration_s"`
+	CostUSD   float64 `json:"cost_usd"`
+	// EnergyKWh counts the GPUs at their TDP, nothing else in the node.
+	EnergyKWh float64 `json:"energy_kwh"`
+	// CommS is each parallel kind's communication per step;
+	// ExposedCommS the part not hidden behind compute.
+	CommS        Comm `json:"comm_s"`
+	ExposedCommS Comm `json:"exposed_comm_s"`
+	// BubbleFraction is pipeline idle time over ideal compute,
+	// (pp-1)/(vp*m).
+	BubbleFraction float64 `json:"bubble_fraction"`
+	// Calibrated names the figures that came from measurements, e.g.
+	// "gemm_efficiency.bf16", "busbw.nvlink", "activation_coefficient",
+	// "tokens_per_s", "memory_bytes.total". Empty means all datasheet.
+	Calibrated []string         `json:"calibrated"`
+	Findings   []layout.Finding `json:"findings,omitempty"`
+}
+
+// Comm is seconds per step per parallel kind.
+type Comm struct {
+	TP float64 `json:"tp"`
+	PP float64 `json:"pp"`
+	DP float64 `json:"dp"`
+	CP float64 `json:"cp"`
+}
+
+// Compute estimates a training stage. It returns an error for input no
+// estimate can be made of (non-positive degrees or shape, a layout larger
+// than the hardware, a precision the GPU lacks, a bad LoRA); a layout that
+// merely strains the hardware yields findings instead.
+func Compute(in Input) (*Estimate, error) {
+	j, err := newJob(in)
+	if err != nil {
+		return nil, err
+	}
+	e := &Estimate{
+		Framework:           j.fw.Name,
+		Params:              int64(math.Round(j.params)),
+		TrainableParams:     int64(math.Round(j.trainable())),
+		FLOPsPerToken:       j.flops.model,
+		MemoryCapacityBytes: in.Hardware.GPU.MemoryBytes,
+	}
+	e.Memory = j.memory()
+	j.time(e)
+	j.budget(e)
+	j.applyRuns(e)
+	e.Calibrated = j.calibratedList()
+	e.Findings = j.findings(e)
+	return e, nil
+}
+
+// job is an Input with everything derived that later steps share.
+type job struct {
+	in       Input
+	l        layout.Layout
+	fw       Framework
+	place    *layout.Placement
+	counts   Counts
+	params   float64 // whole model
+	adapters float64 // whole model's LoRA parameters
+	stageP   float64 // parameters on the most loaded GPU before DP sharding
+	stageA   float64 // adapter parameters on it
+	// adapterWidth is the summed input+output width of one layer's
+	// adapted matrices.
+	adapterWidth float64
+	layers       float64 // layers on the first stage
+	micro        int     // micro-batches per step per DP rank
+	flops        flops
+	links        *links
+	coeff        float64
+	calibrate    map[string]bool
+}
+
+func newJob(in Input) (*job, error) {
+	if err := checkInput(in); err != nil {
+		return nil, err
+	}
+	fw, err := LookupFramework(in.Framework)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{in: in, l: in.Layout, fw: fw, place: in.Placement, coeff: fw.ActivationCoefficient, calibrate: map[string]bool{}}
+	if j.place == nil {
+		if j.place, err = layout.Place(in.Layout, in.Hardware); err != nil {
+			return nil, err
+		}
+	}
+	if err := j.countParams(); err != nil {
+		return nil, err
+	}
+	j.micro = max(1, in.Layout.GradAccumulation())
+	j.flops = countFLOPs(j.params, j.adapters, in.Model.Layers, in.Model.Heads*in.Model.HeadDim(), in.Model.SeqLen, in.Layout.Recompute)
+	j.links = &links{hw: in.Hardware, cal: in.Calibration, calibrated: map[string]bool{}}
+	if c, ok := in.Calibration.Activation(fw.Name); ok {
+		j.coeff = c
+		j.calibrate["activation_coefficient"] = true
+	}
+	return j, nil
+}
+
+func checkInput(in Input) error {
+	l, s, hw := in.Layout, in.Model, in.Hardware
+	switch {
+	case hw == nil || hw.GPU.PerNode < 1 || hw.Nodes < 1:
+		return fmt.Errorf("no hardware to estimate on")
+	case l.TP < 1 || l.PP < 1 || l.DP < 1 || l.CP < 1 || l.VP < 0 || l.MicroBatch < 1 || l.GlobalBatch < 1:
+		return fmt.Errorf("layout degrees and batch sizes must be positive (run layout.Validate first)")
+	case s.Layers < 1 || s.Hidden < 1 || s.FFNHidden < 1 || s.Heads < 1 || s.KVHeads < 1 || s.Vocab < 1 || s.SeqLen < 1:
+		return fmt.Errorf("model shape has a non-positive dimension")
+	case s.Layers < l.PP*layout.VirtualStages(l):
+		return fmt.Errorf("%d layers cannot fill pp*vp = %d pipeline chunks", s.Layers, l.PP*layout.VirtualStages(l))
+	case hw.GPU.TFLOPS[precision(l)] <= 0 || hw.GPU.TFLOPS[hardware.PrecisionBF16] <= 0:
+		return fmt.Errorf("%s has no dense %s rating to estimate with", hw.GPU.Model, precision(l))
+	}
+	return nil
+}
+
+func precision(l layout.Layout) string {
+	if l.Precision == "" {
+		return hardware.PrecisionBF16
+	}
+	return l.Precision
+}
+
+// countParams counts the model and what the most loaded GPU (the first
+// pipeline stage) holds of it: its share of the layers plus the input
+// embedding, and with one stage the output layer too, all split over TP.
+func (j *job) countParams() error {
+	s, l := j.in.Model, j.l
+	j.counts = Count(s)
+	j.params = j.counts.Total(s.Layers)
+	j.layers = float64(s.Layers) / float64(l.PP)
+	t := float64(l.TP)
+	j.stageP = (j.counts.PerLayer*j.layers + j.counts.Embedding) / t
+	if l.PP == 1 {
+		j.stageP += (j.counts.Output + j.counts.Extra) / t
+	}
+	if j.in.LoRA == nil {
+		return nil
+	}
+	per, err := adapterParamsPerLayer(s, *j.in.LoRA)
+	if err != nil {
+		return err
+	}
+	j.adapterWidth = per / float64(j.in.LoRA.Rank)
+	j.adapters = per * float64(s.Layers)
+	j.stageA = per * j.layers / t
+	return nil
+}
+
+func (j *job) trainable() float64 {
+	if j.in.LoRA != nil {
+		return j.adapters
+	}
+	return j.params
+}
+
+// dataShards is the group ZeRO shards over and gradients are reduced in:
+// data parallel times context parallel, as Megatron forms it.
+func (j *job) dataShards() int { return j.l.DP * j.l.CP }
+
+func (j *job) memory() Memory {
+	trained, frozen := j.stageP, 0.0
+	if j.in.LoRA != nil {
+		trained, frozen = j.stageA, j.stageP
+	}
+	st := shardedStates(j.fw, trained, frozen, j.l.ShardingStage(), j.dataShards())
+	act := activations(activationInput{shape: j.in.Model, layout: j.l, fw: j.fw, coeff: j.coeff,
+		micro: j.micro, flashAttn: true, layerCount: j.layers})
+	other := j.fw.reserve(j.l.WorldSize())
+	if j.l.ShardingStage() == 3 && j.dataShards() > 1 {
+		// The layer in use and the one prefetched, gathered whole.
+		other += 2 * j.counts.PerLayer / float64(j.l.TP) * j.fw.ParamCommBytes
+	}
+	m := Memory{
+		Weights: int64(st.weights), Gradients: int64(st.gradients), Optimizer: int64(st.optimizer),
+		Activations: int64(act), Other: int64(other),
+	}
+	m.Total = m.Weights + m.Gradients + m.Optimizer + m.Activations + m.Other
+	return m
+}
+
+// budget turns the stage's token or step budget into duration, cost and
+// energy.
+func (j *job) budget(e *Estimate) {
+	tokensPerStep := float64(j.l.GlobalBatch) * float64(j.in.Model.SeqLen)
+	switch {
+	case j.in.TrainTokens > 0:
+		e.Steps = int64(math.Ceil(j.in.TrainTokens / tokensPerStep))
+	case j.in.TrainSteps > 0:
+		e.Steps = j.in.TrainSteps
+	}
+	e.DurationS = float64(e.Steps) * e.StepTimeS
+	gpus := float64(j.l.WorldSize())
+	e.CostUSD = gpus * e.DurationS / 3600 * j.in.Hardware.CostPerGPUHour
+	e.EnergyKWh = gpus * j.in.Hardware.GPU.TDPWatts * e.DurationS / 3.6e6
+}
+
+// applyRuns replaces predictions by a measured run of this very
+// configuration, when the calibration holds one.
+func (j *job) applyRuns(e *Estimate) {
+	r, ok := j.in.Calibration.Run(calibration.RunKey(j.fw.Name, j.in.Model, j.l))
+	if !ok {
+		return
+	}
+	if r.TokensPerS > 0 {
+		tokensPerStep := float64(j.l.GlobalBatch) * float64(j.in.Model.SeqLen)
+		scale := e.TokensPerS / r.TokensPerS
+		e.TokensPerS = r.TokensPerS
+		e.TokensPerSPerGPU = r.TokensPerS / float64(j.l.WorldSize())
+		e.StepTimeS = tokensPerStep / r.TokensPerS
+		e.MFU /= scale
+		j.calibrate["tokens_per_s"] = true
+		j.calibrate["step_time_s"] = true
+		j.budget(e)
+	}
+	if r.PeakMemoryBytes > 0 {
+		e.Memory.Total = r.PeakMemoryBytes
+		j.calibrate["memory_bytes.total"] = true
+	}
+}
+
+func (j *job) calibratedList() []string {
+	names := make([]string, 0, len(j.calibrate)+len(j.links.calibrated))
+	for k := range j.calibrate {
+		names = append(names, k)
+	}
+	for k := range j.links.calibrated {
+		names = append(names, "busbw."+k)
+	}
+	sort.Strings(names)
+	return names
+}

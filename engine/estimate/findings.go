@@ -1,0 +1,67 @@
+package estimate
+
+import (
+	"fmt"
+
+	"github.com/gpuflow/gpuflow/engine/layout"
+)
+
+// Thresholds for findings.
+const (
+	memoryWarnFraction  = 0.9
+	bubbleWarnFraction  = 0.2
+	exposedDPWarnOfStep = 0.1
+	gib                 = 1 << 30
+)
+
+func (j *job) findings(e *Estimate) []layout.Finding {
+	var fs []layout.Finding
+	fs = append(fs, memoryFindings(e)...)
+	if tp := j.group(layout.KindTP); tp.NodesSpanned > 1 {
+		fs = append(fs, warn("tp-across-nodes", "tp",
+			"tp = %d spans %d nodes over %s; tensor parallelism communicates every layer, so keep it inside one node unless the NVLink domain spans nodes.",
+			tp.Size, tp.NodesSpanned, tp.Link))
+	}
+	if dp, _ := j.dataLink(); j.dataShards() > 1 && j.dataOnNetwork() && e.ExposedCommS.DP > exposedDPWarnOfStep*e.StepTimeS {
+		fs = append(fs, warn("dp-on-network-no-overlap", "dp",
+			"data-parallel communication crosses the network at %.0f GB/s and %.2f s of it per step (%.0f%%) is not hidden behind the backward pass; raise micro_batch or global_batch to give it more compute to overlap, or shard less (a lower zero stage).",
+			dp.busBW/1e9, e.ExposedCommS.DP, 100*e.ExposedCommS.DP/e.StepTimeS))
+	}
+	if e.BubbleFraction > bubbleWarnFraction {
+		fs = append(fs, warn("bubble-over-20", "global_batch",
+			"the pipeline bubble is %.0f%% of compute ((pp-1)/(vp*m) with %d micro-batches); raise global_batch, lower micro_batch or pp, or interleave with vp.",
+			100*e.BubbleFraction, j.micro))
+	}
+	if tp := e.ExposedCommS.TP; tp > 0.25*e.ComputeS {
+		fs = append(fs, warn("tp-comm-heavy", "tp",
+			"tensor-parallel communication takes %.0f%% as long as the compute it splits; a lower tp would waste less time.",
+			100*tp/e.ComputeS))
+	}
+	return fs
+}
+
+func (j *job) dataOnNetwork() bool {
+	return j.group(layout.KindDP).Link == layout.LinkNetwork || j.group(layout.KindCP).Link == layout.LinkNetwork
+}
+
+func memoryFindings(e *Estimate) []layout.Finding {
+	total, capacity := float64(e.Memory.Total), float64(e.MemoryCapacityBytes)
+	if capacity <= 0 {
+		return nil
+	}
+	switch {
+	case total > capacity:
+		return []layout.Finding{{Rule: "memory-over-100", Severity: layout.SeverityError, Field: "micro_batch",
+			Message: fmt.Sprintf("the most loaded GPU needs %.1f GiB but has %.1f GiB; lower micro_batch, recompute more, raise the zero stage, or add tp or pp.",
+				total/gib, capacity/gib)}}
+	case total > memoryWarnFraction*capacity:
+		return []layout.Finding{warn("memory-over-90", "micro_batch",
+			"the most loaded GPU needs %.1f GiB of %.1f GiB (%.0f%%), leaving little room for fragmentation; lower micro_batch or recompute more.",
+			total/gib, capacity/gib, 100*total/capacity)}
+	}
+	return nil
+}
+
+func warn(rule, field, format string, args ...any) layout.Finding {
+	return layout.Finding{Rule: rule, Severity: layout.SeverityWarning, Field: field, Message: fmt.Sprintf(format, args...)}
+}

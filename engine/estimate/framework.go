@@ -1,0 +1,142 @@
+package estimate
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Framework is how a training framework spends memory and time, as far as
+// the estimator needs to know it. Bytes are per parameter before sharding.
+type Framework struct {
+	Name string
+	// WeightBytes, GradBytes and OptimizerBytes are the model states kept
+	// per trained parameter: e.g. bf16 weights (2), fp32 main gradients
+	// (4), fp32 master weights and two Adam moments (12).
+	WeightBytes, GradBytes, OptimizerBytes float64
+	// GradCommBytes and ParamCommBytes are the element sizes of gradient
+	// reductions and parameter all-gathers.
+	GradCommBytes, ParamCommBytes float64
+	// ActivationCoefficient scales the Korthikanti activation count.
+	ActivationCoefficient float64
+	// LogitBytes is held per logit element (tokens x vocab) at the loss.
+	LogitBytes float64
+	// GEMMShare is the share of a training step's compute time spent in
+	// matrix products at bf16; the rest (norms, element-wise kernels,
+	// launches) does not speed up with fp8 or shrink with LoRA.
+	GEMMShare float64
+	// StepBytesPerParam is the memory traffic per optimizer parameter of
+	// the once-per-step, memory-bound work: the optimizer update and, for
+	// eager PyTorch, gradient zeroing and weight casts.
+	StepBytesPerParam float64
+	// ReserveBytes is device memory outside the framework's tensors: CUDA
+	// context and cuBLAS workspace, plus NCCL when there is more than one
+	// GPU (ReserveBytesDistributed).
+	ReserveBytes, ReserveBytesDistributed float64
+	// OverlapDP: gradient reduction overlaps the backward pass (and the
+	// parameter all-gather the next forward).
+	OverlapDP bool
+}
+
+// Built-in framework names.
+const (
+	FrameworkMegatron  = "megatron"
+	FrameworkDeepSpeed = "deepspeed"
+	FrameworkEager     = "pytorch-eager"
+	FrameworkFSDP2     = "fsdp2"
+)
+
+// DefaultFramework is used when a stage names none.
+const DefaultFramework = FrameworkMegatron
+
+// Device memory outside tensors, measured on one H100 with PyTorch 2.11:
+// CUDA context plus cuBLAS workspace after a bf16 GEMM, and the same after
+// initialising NCCL (docs/estimator.md gives the command).
+const (
+	measuredReserveBytes     = 718_077_952
+	measuredReserveNCCLBytes = 1_309_474_816
+)
+
+// Fitted figures; docs/estimator.md shows each fit and its data.
+const (
+	// megatronGEMMShare is fitted so that Llama 3.1 70B on 64 H100 (TP4
+	// PP4 CP2 VP5) reaches the published 1,113 tokens/s per GPU.
+	megatronGEMMShare = 0.815
+	// eagerGEMMShare, eagerStepBytes: fitted to the Llama-3.2-1B runs on
+	// one H100 and one H200 in measured.md (step time against tokens).
+	eagerGEMMShare = 0.52
+	eagerStepBytes = 80
+	// eagerActivation: measured.md found eager activations about 2.5x of
+	// 34sbh per layer; for Llama-3.2-1B the GQA/SwiGLU-aware count here is
+	// 39sbh, so 2.5*34/39.
+	eagerActivation = 2.18
+	// fsdp2Activation: a plain bf16 Llama block (RMSNorm, SDPA, SwiGLU,
+	// no dropout, as torchtitan writes it) kept 44.6 sbh per layer on one
+	// H100 (testdata/measure_activations.py), over 39 counted here.
+	fsdp2Activation = 44.6 / 39
+	// eagerLogitBytes: fitted to the same runs' peak memory.
+	eagerLogitBytes = 8
+	// adamStepBytes: a fused Adam update reads fp32 weights, gradients and
+	// two moments (16 bytes) and writes weights, moments and a bf16 copy
+	// (14 bytes). Derived, not fitted.
+	adamStepBytes = 30
+)
+
+var frameworks = map[string]Framework{
+	// Megatron-LM's own accounting (theoretical_memory_usage.py): bf16
+	// weights, fp32 main gradients, fp32 master weights and Adam moments,
+	// 18 bytes; fp32 gradient reduction; fp32 logits at the loss.
+	FrameworkMegatron: {Name: FrameworkMegatron, WeightBytes: 2, GradBytes: 4, OptimizerBytes: 12,
+		GradCommBytes: 4, ParamCommBytes: 2, ActivationCoefficient: 1, LogitBytes: 4,
+		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
+		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+	// DeepSpeed as in the ZeRO paper: fp16 weights and gradients plus
+	// K = 12 bytes of optimizer state, 16 bytes in all. Time figures are
+	// Megatron's (not validated for DeepSpeed).
+	FrameworkDeepSpeed: {Name: FrameworkDeepSpeed, WeightBytes: 2, GradBytes: 2, OptimizerBytes: 12,
+		GradCommBytes: 2, ParamCommBytes: 2, ActivationCoefficient: 1, LogitBytes: 4,
+		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
+		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+	// Plain PyTorch (Hugging Face modules, autocast over fp32 weights,
+	// fp32 gradients, fused AdamW, DDP across GPUs), as measured.md ran it.
+	FrameworkEager: {Name: FrameworkEager, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,
+		GradCommBytes: 4, ParamCommBytes: 4, ActivationCoefficient: eagerActivation, LogitBytes: eagerLogitBytes,
+		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
+		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+	// PyTorch FSDP2 (torchtitan style): fp32 sharded weights, bf16
+	// all-gathers and compute, fp32 gradient reduce-scatter. Compute and
+	// logits figures are eager PyTorch's (an assumption).
+	FrameworkFSDP2: {Name: FrameworkFSDP2, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,
+		GradCommBytes: 4, ParamCommBytes: 2, ActivationCoefficient: fsdp2Activation, LogitBytes: eagerLogitBytes,
+		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
+		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+}
+
+// LookupFramework returns a built-in framework; "" means DefaultFramework.
+func LookupFramework(name string) (Framework, error) {
+	if name == "" {
+		name = DefaultFramework
+	}
+	f, ok := frameworks[name]
+	if !ok {
+		return Framework{}, fmt.Errorf("unknown training framework %q; known: %v", name, FrameworkNames())
+	}
+	return f, nil
+}
+
+// FrameworkNames lists the built-in frameworks in sorted order.
+func FrameworkNames() []string {
+	names := make([]string, 0, len(frameworks))
+	for n := range frameworks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// reserve is the framework's non-tensor memory for a job on gpus GPUs.
+func (f Framework) reserve(gpus int) float64 {
+	if gpus > 1 {
+		return f.ReserveBytesDistributed
+	}
+	return f.ReserveBytes
+}

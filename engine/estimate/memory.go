@@ -1,0 +1,135 @@
+package estimate
+
+import (
+	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/engine/model"
+)
+
+// Memory is the predicted peak memory of the most loaded GPU, in bytes.
+type Memory struct {
+	Weights     int64 `json:"weights"`
+	Gradients   int64 `json:"gradients"`
+	Optimizer   int64 `json:"optimizer"`
+	Activations int64 `json:"activations"`
+	// Other is memory outside the model states and activations: CUDA
+	// context, cuBLAS and NCCL buffers, and gathered ZeRO-3/FSDP layers.
+	Other int64 `json:"other"`
+	Total int64 `json:"total"`
+}
+
+// modelStates are weights, gradients and optimizer states per GPU.
+type modelStates struct{ weights, gradients, optimizer float64 }
+
+// shardedStates applies ZeRO: stage 1 shards optimizer states over the
+// data-parallel group, stage 2 also gradients, stage 3 also weights.
+// frozen parameters (LoRA's base model) carry weights only.
+func shardedStates(fw Framework, trained, frozen float64, stage, shards int) modelStates {
+	n := float64(shards)
+	div := func(atLeast int) float64 {
+		if stage >= atLeast {
+			return n
+		}
+		return 1
+	}
+	return modelStates{
+		weights:   (trained + frozen) * fw.WeightBytes / div(3),
+		gradients: trained * fw.GradBytes / div(2),
+		optimizer: trained * fw.OptimizerBytes / div(1),
+	}
+}
+
+// layerActivations is Korthikanti et al.'s count of bytes one transformer
+// layer keeps for backward, for one micro-batch of seq tokens and batch b,
+// generalised to GQA (K and V shrink with kv heads) and SwiGLU (the gate
+// and up outputs both kept). With 4h GELU and no GQA it is the paper's
+// sbh(34 + 5as/h). scores keeps the a*s*s attention matrices, which flash
+// attention never stores.
+func layerActivations(s model.Shape, seq, b float64, tp int, sp bool, recompute string, scores bool) float64 {
+	h := float64(s.Hidden)
+	sbh := seq * b * h
+	t := float64(tp)
+	if recompute == layout.RecomputeFull {
+		if sp {
+			return 2 * sbh / t
+		}
+		return 2 * sbh
+	}
+	// Replicated across TP without sequence parallelism: the two layer
+	// norms' inputs (4), the attention and MLP inputs (4), two dropout
+	// masks (2).
+	const replicated = 10.0
+	kvRatio := float64(s.KVHeads) / float64(s.Heads)
+	ffnRatio := float64(s.FFNHidden) / h
+	mlp := 4 * ffnRatio // GELU input and second matmul's input
+	if s.Activation != model.ActivationGELU {
+		mlp = 6 * ffnRatio // gate and up outputs, second matmul's input
+	}
+	// Q (2), K and V (4*kvRatio), attention output (2), MLP internals.
+	sharded := 4 + 4*kvRatio + mlp
+	if scores && recompute != layout.RecomputeSelective {
+		// softmax output (2), its dropout mask (1) and output (2), per head.
+		sharded += 5 * float64(s.Heads) * seq / h
+	}
+	if sp {
+		return sbh * (replicated + sharded) / t
+	}
+	return sbh * (replicated + sharded/t)
+}
+
+// inFlight is how many micro-batches' activations the first pipeline
+// stage holds at its peak: one without pipelining, min(pp, m) under 1F1B,
+// and Megatron's pp*(1 + (pp-1)/(pp*vp)) when interleaved.
+func inFlight(pp, vp, micro int) float64 {
+	switch {
+	case pp == 1:
+		return 1
+	case vp > 1:
+		p := float64(pp)
+		return p * (1 + (p-1)/(p*float64(vp)))
+	default:
+		return float64(min(pp, micro))
+	}
+}
+
+// activationInput gathers what activation memory depends on.
+type activationInput struct {
+	shape      model.Shape
+	layout     layout.Layout
+	fw         Framework
+	coeff      float64 // the framework's activation coefficient, maybe calibrated
+	micro      int     // micro-batches per step per DP rank
+	flashAttn  bool
+	layerCount float64 // layers on the first stage
+}
+
+// activations is the first stage's activation memory: its layers for
+// every in-flight micro-batch, the embedding output, and with one pipeline
+// stage the output layer's input and logits. Megatron's own formula makes
+// the same choices.
+func activations(in activationInput) float64 {
+	l, s := in.layout, in.shape
+	seq := float64(s.SeqLen) / float64(l.CP)
+	b := float64(l.MicroBatch)
+	h := float64(s.Hidden)
+	t := float64(l.TP)
+	sp := l.SequenceParallel && l.TP > 1
+	n := inFlight(l.PP, layout.VirtualStages(l), in.micro)
+	perLayer := layerActivations(s, seq, b, l.TP, sp, l.Recompute, !in.flashAttn)
+	var total float64
+	if l.Recompute == layout.RecomputeFull {
+		// Stored layer inputs are exact tensors; the one layer being
+		// recomputed holds its full set.
+		total = perLayer*in.layerCount*n + in.coeff*layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn)
+	} else {
+		total = in.coeff * perLayer * in.layerCount * n
+	}
+	embed := (seq*b*h + 8*seq*b) * n
+	if sp {
+		embed /= t
+	}
+	total += embed
+	if l.PP == 1 {
+		total += (4*seq*b*h + seq*b*float64(s.Vocab)*in.fw.LogitBytes) / t
+	}
+	return total
+}

@@ -1,0 +1,233 @@
+package estimate
+
+import (
+	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/hardware"
+)
+
+// defaultGEMMEfficiency is 8192^3 GEMM throughput over dense datasheet
+// peak on H200 (measured.md: 746 bf16, 721 fp16, 1406 fp8, 382 tf32
+// TFLOP/s), used on every GPU until a benchmark stage calibrates it.
+var defaultGEMMEfficiency = map[string]float64{
+	hardware.PrecisionBF16: 746.0 / 989,
+	hardware.PrecisionFP16: 721.0 / 989,
+	hardware.PrecisionFP8:  1406.0 / 1979,
+	hardware.PrecisionTF32: 382.0 / 494,
+}
+
+// rate is achieved FLOP/s of matrix products at a precision.
+func (j *job) rate(prec string) float64 {
+	eff, ok := j.in.Calibration.GEMM(prec)
+	if ok {
+		j.calibrate["gemm_efficiency."+prec] = true
+	} else {
+		eff = defaultGEMMEfficiency[prec]
+	}
+	return j.in.Hardware.GPU.TFLOPS[prec] * 1e12 * eff
+}
+
+// stepParts are one step's times on the most loaded GPU.
+type stepParts struct {
+	microCompute        float64 // one micro-batch's forward and backward
+	tp, pp, cp          float64 // per micro-batch
+	cpExposed           float64 // per micro-batch
+	dp, dpExposed       float64 // per step, ZeRO-0..2
+	shardedPerMicro     float64 // ZeRO-3/FSDP gathers and scatters
+	shardedExposedMicro float64
+	optimizer           float64
+}
+
+// time fills the step time and everything derived from it.
+func (j *job) time(e *Estimate) {
+	p := j.parts()
+	l := j.l
+	m := float64(j.micro)
+	vp := float64(layout.VirtualStages(l))
+	micro := p.microCompute + p.tp + p.pp + p.cpExposed + p.shardedExposedMicro
+	pipeline := micro * (m + float64(l.PP-1)/vp)
+	e.StepTimeS = pipeline + p.dpExposed + p.optimizer
+	e.ComputeS = p.microCompute * m
+	e.OptimizerS = p.optimizer
+	e.BubbleFraction = float64(l.PP-1) / (vp * m)
+	e.CommS = Comm{TP: p.tp * m, PP: p.pp * m, CP: p.cp * m, DP: p.dp + p.shardedPerMicro*m}
+	e.ExposedCommS = Comm{TP: p.tp * m, PP: p.pp * m, CP: p.cpExposed * m, DP: p.dpExposed + p.shardedExposedMicro*m}
+	tokensPerStep := float64(l.GlobalBatch) * float64(j.in.Model.SeqLen)
+	e.TokensPerS = tokensPerStep / e.StepTimeS
+	e.TokensPerSPerGPU = e.TokensPerS / float64(l.WorldSize())
+	peak := j.in.Hardware.GPU.TFLOPS[precision(l)] * 1e12
+	e.MFU = e.TokensPerS * j.flops.model / (float64(l.WorldSize()) * peak)
+}
+
+func (j *job) parts() stepParts {
+	var p stepParts
+	p.microCompute = j.microCompute()
+	j.tensorParallel(&p)
+	j.contextParallel(&p)
+	j.pipelineParallel(&p)
+	j.dataParallel(&p)
+	j.optimizerStep(&p)
+	return p
+}
+
+// tokensPerGPU is one micro-batch's tokens divided over the GPUs that
+// share its work (TP, CP and the pipeline stages).
+func (j *job) tokensPerGPU() float64 {
+	l := j.l
+	return float64(l.MicroBatch*j.in.Model.SeqLen) / float64(l.TP*l.CP*l.PP)
+}
+
+// microCompute is matrix products at the layout's precision, attention
+// (flash attention kernels) at bf16, and the non-matrix work around the
+// linear layers, which scales with a full training pass at bf16 whatever
+// the precision or LoRA.
+func (j *job) microCompute() float64 {
+	bf16 := j.rate(hardware.PrecisionBF16)
+	linear := (j.flops.executed - j.flops.attention) / j.rate(precision(j.l))
+	attention := j.flops.attention / bf16
+	rest := (j.flops.fullEquivalent - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
+	return j.tokensPerGPU()*(linear+attention+rest) + j.adapterTraffic()
+}
+
+// loraBytesPerWidth is the memory traffic per token of one LoRA adapter
+// per unit of its input plus output width: dropout, scaling and the
+// residual add of a Hugging Face PEFT LoRA layer, forward and backward,
+// about 21 bytes per input and 18 per output element in bf16. The two
+// rank-r products themselves are negligible FLOPs but bandwidth-bound.
+const loraBytesPerWidth = 20
+
+// adapterTraffic is one micro-batch's LoRA element-wise work on one GPU
+// at achieved HBM bandwidth.
+func (j *job) adapterTraffic() float64 {
+	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	if j.adapterWidth == 0 || hbm <= 0 {
+		return 0
+	}
+	bytes := j.tokensPerGPU() * float64(j.in.Model.Layers) * j.adapterWidth * loraBytesPerWidth
+	return bytes / hbm
+}
+
+func (j *job) attentionTime() float64 {
+	return j.tokensPerGPU() * j.flops.attention / j.rate(hardware.PrecisionBF16)
+}
+
+func (j *job) group(kind string) layout.Group {
+	g, _ := j.place.Group(kind)
+	return g
+}
+
+// tensorParallel: every layer all-reduces (or, with sequence parallelism,
+// all-gathers and reduce-scatters the same bytes) its activations twice
+// in forward and twice in backward, twice more when fully recomputed.
+func (j *job) tensorParallel(p *stepParts) {
+	l, s := j.l, j.in.Model
+	if l.TP == 1 {
+		return
+	}
+	bytes := float64(s.SeqLen/l.CP*l.MicroBatch*s.Hidden) * 2
+	perLayer := 4.0
+	if l.Recompute == layout.RecomputeFull {
+		perLayer += 2
+	}
+	p.tp = j.layers * perLayer * j.links.forGroup(j.group(layout.KindTP)).allReduce(bytes, l.TP)
+}
+
+// contextParallel: ring attention passes each layer's K and V chunk
+// cp-1 times forward and K, V and their gradients cp-1 times backward,
+// overlapped with the attention computation.
+func (j *job) contextParallel(p *stepParts) {
+	l, s := j.l, j.in.Model
+	if l.CP == 1 {
+		return
+	}
+	kv := 2 * float64(s.SeqLen/l.CP*l.MicroBatch) * float64(s.KVHeads*s.HeadDim()) / float64(l.TP) * 2
+	p.cp = j.layers * 3 * float64(l.CP-1) * j.links.forGroup(j.group(layout.KindCP)).sendRecv(kv)
+	p.cpExposed = max(0, p.cp-j.attentionTime())
+}
+
+// pipelineParallel: each model chunk sends its output forward and
+// receives a gradient back, per micro-batch; sequence parallelism lets
+// Megatron send a 1/tp slice.
+func (j *job) pipelineParallel(p *stepParts) {
+	l, s := j.l, j.in.Model
+	if l.PP == 1 {
+		return
+	}
+	bytes := float64(s.SeqLen/l.CP*l.MicroBatch*s.Hidden) * 2
+	if l.SequenceParallel && l.TP > 1 {
+		bytes /= float64(l.TP)
+	}
+	sends := 2 * float64(layout.VirtualStages(l))
+	p.pp = sends * j.links.forGroup(j.group(layout.KindPP)).sendRecv(bytes)
+}
+
+// dataLink is the link of the data-parallel group (DP times CP): the
+// slower of the two kinds' links.
+func (j *job) dataLink() (link, int) {
+	dp, cp := j.group(layout.KindDP), j.group(layout.KindCP)
+	g := dp
+	if cp.Size > 1 && (dp.Size == 1 || linkRank(cp.Link) > linkRank(dp.Link)) {
+		g = cp
+	}
+	g.Size = j.dataShards()
+	g.NodesSpanned = max(1, dp.NodesSpanned*cp.NodesSpanned)
+	return j.links.forGroup(g), g.Size
+}
+
+func linkRank(l string) int {
+	return map[string]int{layout.LinkNVLink: 1, layout.LinkPCIe: 2, layout.LinkNetwork: 3}[l]
+}
+
+// dataParallel: ZeRO-0 all-reduces gradients once per step; ZeRO-1/2
+// reduce-scatter them and all-gather the updated weights; ZeRO-3 and
+// FSDP gather weights for forward and backward and reduce-scatter
+// gradients for every micro-batch. Overlap hides the gradient reduction
+// behind one micro-batch's backward and the gather behind its forward.
+func (j *job) dataParallel(p *stepParts) {
+	k, n := j.dataLink()
+	if n == 1 {
+		return
+	}
+	trained, weights := j.stageP, j.stageP
+	if j.in.LoRA != nil {
+		trained, weights = j.stageA, j.stageP+j.stageA
+	}
+	grads := trained * j.fw.GradCommBytes
+	fwd := j.flops.forward / j.flops.executed * p.microCompute
+	bwd := p.microCompute - fwd
+	exposed := func(comm, window float64) float64 {
+		if !j.fw.OverlapDP {
+			return comm
+		}
+		return max(0, comm-window)
+	}
+	switch j.l.ShardingStage() {
+	case 0:
+		p.dp = k.allReduce(grads, n)
+		p.dpExposed = exposed(p.dp, bwd)
+	case 1, 2:
+		rs := k.gatherOrScatter(grads, n)
+		ag := k.gatherOrScatter(trained*j.fw.ParamCommBytes, n)
+		p.dp = rs + ag
+		p.dpExposed = exposed(rs, bwd) + exposed(ag, fwd)
+	default:
+		p.shardedPerMicro = 2*k.gatherOrScatter(weights*j.fw.ParamCommBytes, n) + k.gatherOrScatter(grads, n)
+		p.shardedExposedMicro = exposed(p.shardedPerMicro, p.microCompute)
+	}
+}
+
+// optimizerStep is memory-bound: the framework's per-step bytes for each
+// parameter this GPU updates, at achieved HBM bandwidth.
+func (j *job) optimizerStep(p *stepParts) {
+	trained := j.stageP
+	if j.in.LoRA != nil {
+		trained = j.stageA
+	}
+	if j.l.ShardingStage() >= 1 {
+		trained /= float64(j.dataShards())
+	}
+	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	if hbm <= 0 {
+		return
+	}
+	p.optimizer = trained * j.fw.StepBytesPerParam / hbm
+}
