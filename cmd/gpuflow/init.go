@@ -31,6 +31,7 @@ func runInit(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "Error: %s\n", err)
 		return 1
 	}
+	defer plugins.Close()
 	fmt.Fprintf(env.stdout, "Initialized %s/ with plugins for stage types: %v\n", engine.DataDir, plugins.StageTypes(ctx))
 	return 0
 }

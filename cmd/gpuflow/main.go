@@ -6,6 +6,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/gpuflow/gpuflow/plugins/builtin"
+	"github.com/gpuflow/gpuflow/plugins/client"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,6 +35,17 @@ func init() {
 	registerCommand("graph", command{"Print the stage graph as DOT or Mermaid", runGraph})
 	registerCommand("hardware", command{"List or show built-in hardware profiles", runHardware})
 	registerCommand("version", command{"Print the gpuflow version", runVersion})
+	registerCommand(client.BuiltinCommand, command{"", runInternalPlugin})
+}
+
+// runInternalPlugin serves a built-in plugin: the host re-executes gpuflow
+// as `gpuflow internal-plugin NAME` so every stage runs in its own process.
+func runInternalPlugin(env *cliEnv, args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(env.stderr, "usage: gpuflow %s NAME (started by gpuflow itself, not by people)\n", client.BuiltinCommand)
+		return 1
+	}
+	return builtin.Serve(args[0])
 }
 
 // cliEnv is what a verb may touch: its streams, environment and working
@@ -74,7 +88,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Commands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
-		if !strings.HasPrefix(n, "internal-") {
+		if n != client.BuiltinCommand {
 			names = append(names, n)
 		}
 	}

@@ -2,21 +2,71 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"sort"
 
 	"github.com/gpuflow/gpuflow/engine"
 	"github.com/gpuflow/gpuflow/plugins/api"
-	"github.com/gpuflow/gpuflow/plugins/train"
+	"github.com/gpuflow/gpuflow/plugins/builtin"
+	"github.com/gpuflow/gpuflow/plugins/client"
 )
 
-// planningProviders are the plugins plan and validate consult. Built-in
+// planningPlugins are the plugins plan and validate consult. Built-in
 // plugins answer in-process: they are this binary's own code, so their
-// schemas and plans are identical to what their plugin processes would
-// say, without a process start per plan. Apply always runs stages
-// out-of-process.
-func planningProviders() []api.Provider {
-	return []api.Provider{train.Provider{}}
+// schemas and plans are what their plugin processes would say, without a
+// process start per plan. External plugins run as processes, started only
+// when a workload uses a type no built-in serves. Apply always runs every
+// stage out-of-process.
+type planningPlugins struct {
+	builtins *engine.PluginSet
+	external *client.Manager
 }
 
-func loadPlugins(ctx context.Context) (engine.Plugins, error) {
-	return engine.NewPluginSet(ctx, planningProviders()...)
+func loadPlugins(ctx context.Context) (*planningPlugins, error) {
+	var providers []api.Provider
+	for _, name := range builtin.Names() {
+		p, _ := builtin.New(name)
+		providers = append(providers, p)
+	}
+	set, err := engine.NewPluginSet(ctx, providers...)
+	if err != nil {
+		return nil, err
+	}
+	m, err := client.NewManager(client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &planningPlugins{builtins: set, external: m}, nil
 }
+
+// Plugin serves a stage type from the built-ins, then the externals.
+func (p *planningPlugins) Plugin(ctx context.Context, stageType string) (*engine.Plugin, error) {
+	if pl, err := p.builtins.Plugin(ctx, stageType); err == nil {
+		return pl, nil
+	}
+	if len(p.external.Sources()) == 0 {
+		return nil, fmt.Errorf("%w %q", engine.ErrUnknownStageType, stageType)
+	}
+	ext, err := p.external.Provider(ctx, stageType)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := ext.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.Plugin{Name: schema.Name, Version: schema.Version, Provider: ext, Schema: schema.StageTypes[stageType]}, nil
+}
+
+// StageTypes lists built-in and external stage types.
+func (p *planningPlugins) StageTypes(ctx context.Context) []string {
+	types := p.builtins.StageTypes(ctx)
+	for _, info := range p.external.List(ctx) {
+		types = append(types, info.StageTypes...)
+	}
+	sort.Strings(types)
+	return types
+}
+
+// Close ends any external plugin processes planning started.
+func (p *planningPlugins) Close() { p.external.Close() }

@@ -31,6 +31,7 @@ func buildPlan(ctx context.Context, env *cliEnv, req planRequest) (*engine.Workl
 	if err != nil {
 		return w, nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot load plugins", Detail: err.Error() + "."})
 	}
+	defer plugins.Close()
 	if diags.HasErrors() {
 		// Report the stages' reference problems too, so one run shows
 		// every error a file has.
