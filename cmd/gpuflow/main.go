@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/gpuflow/gpuflow/plugins/builtin"
 	"github.com/gpuflow/gpuflow/plugins/client"
