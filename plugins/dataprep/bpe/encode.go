@@ -64,16 +64,13 @@ func (e *Encoder) encodePiece(dst []uint32, piece string) []uint32 {
 	if len(piece) == 1 {
 		return append(dst, t.byteIDs[piece[0]])
 	}
-	if t.wholeFirst {
-		if id, ok := t.tokens[piece]; ok {
-			return append(dst, id)
-		}
-	}
 	if s, ok := e.cache[piece]; ok {
 		return append(dst, e.arena[s.off:s.off+s.n]...)
 	}
 	start := len(dst)
-	if len(piece) <= linearMergeMax {
+	if id, ok := t.wholeToken(piece); ok {
+		dst = append(dst, id)
+	} else if len(piece) <= linearMergeMax {
 		dst = e.mergeLinear(dst, piece)
 	} else {
 		dst = e.mergeHeap(dst, piece)
@@ -91,6 +88,16 @@ func (e *Encoder) remember(piece string, ids []uint32) {
 	}
 	e.cache[strings.Clone(piece)] = span{off: uint32(len(e.arena)), n: uint32(len(ids))}
 	e.arena = append(e.arena, ids...)
+}
+
+// wholeToken returns the id of piece where the vocabulary emits a piece that
+// is a token whole.
+func (t *Tokenizer) wholeToken(piece string) (uint32, bool) {
+	if !t.wholeFirst || len(piece) > t.longestToken {
+		return 0, false
+	}
+	id, ok := t.tokens[piece]
+	return id, ok
 }
 
 // rankOf returns the merge joining left and right, or one with noRank.

@@ -18,8 +18,9 @@ type Tokenizer struct {
 	merges map[uint64]merge
 	// wholeFirst emits a piece that is itself a token without merging, as
 	// tiktoken always does and Hugging Face does with ignore_merges.
-	wholeFirst bool
-	specials   specialSet
+	wholeFirst   bool
+	longestToken int
+	specials     specialSet
 	// pieces holds every id's bytes, for decoding.
 	pieces    [][]byte
 	bos, eos  string
@@ -79,8 +80,9 @@ func newTokenizer(v vocabulary) (*Tokenizer, error) {
 // buildPieces fills the id-to-bytes table and checks that ids are unique.
 func (t *Tokenizer) buildPieces(specials map[string]uint32) error {
 	maxID := uint32(0)
-	for _, id := range t.tokens {
+	for text, id := range t.tokens {
 		maxID = max(maxID, id)
+		t.longestToken = max(t.longestToken, len(text))
 	}
 	for _, id := range specials {
 		maxID = max(maxID, id)
