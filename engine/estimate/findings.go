@@ -11,6 +11,7 @@ const (
 	memoryWarnFraction  = 0.9
 	bubbleWarnFraction  = 0.2
 	exposedDPWarnOfStep = 0.1
+	tpCommWarnOfCompute = 0.5
 	gib                 = 1 << 30
 )
 
@@ -32,7 +33,7 @@ func (j *job) findings(e *Estimate) []layout.Finding {
 			"the pipeline bubble is %.0f%% of compute ((pp-1)/(vp*m) with %d micro-batches); raise global_batch, lower micro_batch or pp, or interleave with vp.",
 			100*e.BubbleFraction, j.micro))
 	}
-	if tp := e.ExposedCommS.TP; tp > 0.25*e.ComputeS {
+	if tp := e.ExposedCommS.TP; tp > tpCommWarnOfCompute*e.ComputeS {
 		fs = append(fs, warn("tp-comm-heavy", "tp",
 			"tensor-parallel communication takes %.0f%% as long as the compute it splits; a lower tp would waste less time.",
 			100*tp/e.ComputeS))
