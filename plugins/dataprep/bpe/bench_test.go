@@ -18,8 +18,11 @@ import (
 // text file (gzipped or not) named by GPUFLOW_TOKENIZER_CORPUS. Each
 // paragraph is one document. The vocabulary is a file of testdata/vocab, or
 // the one GPUFLOW_TOKENIZER_VOCAB names (its kind is taken from its name).
+// BenchmarkEncode is the figure per core; BenchmarkEncodeParallel runs one
+// worker per GOMAXPROCS:
 //
-//	go test -run '^$' -bench . -cpu 1,2 ./plugins/dataprep/bpe/
+//	GOMAXPROCS=1 go test -run '^$' -bench 'Encode$' -benchtime 20x ./plugins/dataprep/bpe/
+//	go test -run '^$' -bench 'EncodeParallel' -benchtime 20x ./plugins/dataprep/bpe/
 const defaultBenchCorpus = "/usr/share/doc/jargon-text/jargon.txt.gz"
 
 func benchCorpus(b *testing.B) []string {
@@ -110,6 +113,7 @@ func BenchmarkEncode(b *testing.B) {
 					tokens += len(ids)
 				}
 			}
+			b.ReportMetric(float64(tokens), "tokens/op")
 			b.ReportMetric(float64(tokens)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
@@ -134,6 +138,7 @@ func BenchmarkEncodeParallel(b *testing.B) {
 				encodeAll(encs, docs, &tokens)
 			}
 			perSecond := float64(tokens.Load()) * float64(b.N) / b.Elapsed().Seconds()
+			b.ReportMetric(float64(tokens.Load()), "tokens/op")
 			b.ReportMetric(perSecond, "tokens/s")
 			b.ReportMetric(perSecond/float64(workers), "tokens/s/core")
 		})
