@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 
+	"github.com/gpuflow/gpuflow/engine/estimate"
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/plugins/api"
@@ -87,6 +88,8 @@ type StagePlan struct {
 	Config        json.RawMessage `json:"config"`
 	ConfigUnknown []string        `json:"config_unknown,omitempty"`
 	Warnings      []string        `json:"warnings,omitempty"`
+	// Estimate predicts memory, time and cost for training stages.
+	Estimate *estimate.Estimate `json:"estimate,omitempty"`
 }
 
 // PluginRef names the plugin serving a stage.

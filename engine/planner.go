@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/gpuflow/gpuflow/engine/calibration"
 	"github.com/gpuflow/gpuflow/engine/dag"
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/state"
@@ -25,6 +26,9 @@ type PlanOptions struct {
 	Targets []string
 	// Version is gpuflow's version, recorded in the plan.
 	Version string
+	// Calibration holds measured figures per hardware profile; nil means
+	// estimates come from datasheets alone.
+	Calibration *calibration.File
 }
 
 // planner carries one planning pass.
@@ -128,6 +132,7 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 	if sp.Hardware != nil && sp.Claims.Nodes == 0 {
 		sp.Claims = api.Claims{Nodes: sp.Hardware.Nodes, GPUsPerNode: sp.Hardware.GPUsPerNode}
 	}
+	diags = append(diags, p.estimateStage(n, sp, config)...)
 	sp.Config, sp.ConfigUnknown = configJSON(config)
 	p.decideAction(n, sp, config)
 	p.stageValues[s.Addr()] = p.stageValue(sp)

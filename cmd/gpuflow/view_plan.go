@@ -64,6 +64,9 @@ func writeStageHuman(w io.Writer, sp *engine.StagePlan, pal *palette) {
 	if p := sp.Placement; p != nil {
 		row("placement", "%s", p.Summary)
 	}
+	if sp.Estimate != nil {
+		writeEstimateHuman(w, sp.Estimate, pal)
+	}
 	if sp.Claims.GPUsPerNode > 0 {
 		row("claims", "%d node(s) x %d GPUs", sp.Claims.Nodes, sp.Claims.GPUsPerNode)
 	}

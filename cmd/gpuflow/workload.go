@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuflow/gpuflow/dsl"
 	"github.com/gpuflow/gpuflow/engine"
+	"github.com/gpuflow/gpuflow/engine/calibration"
 	"github.com/gpuflow/gpuflow/engine/state"
 )
 
@@ -37,7 +38,12 @@ func buildPlan(ctx context.Context, env *cliEnv, req planRequest) (*engine.Workl
 		// every error a file has.
 		return w, nil, append(diags, w.CheckStages(ctx, plugins)...)
 	}
-	opts := engine.PlanOptions{Plugins: plugins, Targets: req.targets, Replace: req.replace, Version: version}
+	cal, err := calibration.Load(calibration.DefaultPath)
+	if err != nil {
+		return w, nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read calibration",
+			Detail: fmt.Sprintf("%s: %s. Fix or remove the file to plan with datasheet figures.", calibration.DefaultPath, err)})
+	}
+	opts := engine.PlanOptions{Plugins: plugins, Targets: req.targets, Replace: req.replace, Version: version, Calibration: cal}
 	if !req.ignoreState {
 		st, err := readState(req.statePath())
 		if err != nil {

@@ -32,7 +32,7 @@ var common = map[string]*api.Attribute{
 	"weight_decay":     {Type: cty.Number, Description: "AdamW weight decay"},
 	"seed":             {Type: cty.Number, Description: "random seed"},
 	"checkpoint_every": {Type: cty.Number, Description: "steps between checkpoints"},
-	"framework":        {Type: cty.String, Description: "activation-memory accounting to plan with: pytorch-eager (default), fsdp2 or megatron"},
+	"framework":        {Type: cty.String, Description: "activation-memory accounting to plan with: megatron (default), fsdp2 or pytorch-eager"},
 }
 
 func pretrainSchema() *api.BlockSchema {
