@@ -302,11 +302,13 @@ func (a *applier) succeed(sp *StagePlan, outputs map[string]cty.Value, r *StageR
 }
 
 // crashDiagnostic reports a plugin process that died mid-stage with the
-// last lines it wrote, where a panic or a fatal signal shows.
+// last lines it wrote, where a panic or a fatal signal shows. A launcher's
+// error may already quote those lines; they are not repeated then.
 func crashDiagnostic(n *stageNode, err error, tail []string) *hcl.Diagnostic {
-	detail := fmt.Sprintf("The plugin process running stage %s ended before the stage did (%s).", n.cfg.Addr(), err)
-	if len(tail) > 0 {
-		detail += " Its last lines on stderr:\n  " + strings.Join(tail, "\n  ")
+	msg := err.Error()
+	detail := fmt.Sprintf("The plugin process running stage %s ended before the stage did: %s.", n.cfg.Addr(), msg)
+	if len(tail) > 0 && !strings.Contains(msg, tail[len(tail)-1]) {
+		detail += "\nIts last lines on stderr:\n  " + strings.Join(tail, "\n  ")
 	}
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Plugin crashed", Detail: detail, Subject: n.cfg.DeclRange.Ptr()}
 }
