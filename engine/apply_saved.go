@@ -58,8 +58,12 @@ func CheckSavedPlan(plan *Plan, w *Workload, current *state.State) error {
 		now = PlanState{Lineage: current.Lineage, Serial: current.Serial}
 	}
 	switch {
+	case plan.State.Lineage == "" && now.Lineage != "":
+		return fmt.Errorf("the state was created since the plan was made (an apply ran); run gpuflow plan again")
+	case now.Lineage == "" && plan.State.Lineage != "":
+		return fmt.Errorf("the state the plan was made against (lineage %s) is gone; run gpuflow plan again", plan.State.Lineage)
 	case now.Lineage != plan.State.Lineage:
-		return fmt.Errorf("the plan was made against different state (lineage %q, now %q); run gpuflow plan again", plan.State.Lineage, now.Lineage)
+		return fmt.Errorf("the plan was made against other state (lineage %s, this state is %s); run gpuflow plan again with the right -state", plan.State.Lineage, now.Lineage)
 	case now.Serial != plan.State.Serial:
 		return fmt.Errorf("the state changed since the plan was made (serial %d, now %d); run gpuflow plan again", plan.State.Serial, now.Serial)
 	}
