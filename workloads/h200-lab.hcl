@@ -141,9 +141,10 @@ stage "data_prep" "corpus" {
 stage "pretrain" "small" {
   depends_on = [stage.benchmark.acceptance]
 
-  hardware = hardware.lab
-  model    = model.small
-  layout   = layout.data_parallel
+  hardware  = hardware.lab
+  model     = model.small
+  layout    = layout.data_parallel
+  framework = "fsdp2" # gpuflow's own trainer (issue 8) runs data parallelism on FSDP2
 
   data             = stage.data_prep.corpus.outputs.train
   steps            = var.pretrain_steps
@@ -156,9 +157,10 @@ stage "pretrain" "small" {
 }
 
 stage "finetune" "small_lora" {
-  hardware = hardware.lab
-  model    = model.small
-  layout   = layout.data_parallel
+  hardware  = hardware.lab
+  model     = model.small
+  layout    = layout.data_parallel
+  framework = "fsdp2"
 
   base = stage.pretrain.small.outputs.checkpoint
   data = stage.data_prep.corpus.outputs.train

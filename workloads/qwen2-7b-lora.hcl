@@ -92,9 +92,10 @@ stage "data_prep" "glaive" {
 }
 
 stage "finetune" "function_calling" {
-  hardware = hardware.h100
-  model    = model.qwen2
-  layout   = layout.ddp
+  hardware  = hardware.h100
+  model     = model.qwen2
+  layout    = layout.ddp
+  framework = "pytorch-eager" # the reference trains with Hugging Face Trainer and PEFT
 
   base = var.base_model
   data = stage.data_prep.glaive.outputs.train
