@@ -16,6 +16,7 @@ type Model struct {
 	DeclRange hcl.Range
 	Spec      ModelSpec
 	// Ranges maps each argument present to its expression's source range.
+	// Nested arguments are "BLOCK.NAME"; a nested block maps to its header.
 	Ranges map[string]hcl.Range
 	body   hcl.Body
 }
@@ -69,30 +70,46 @@ type AutoLayout struct {
 }
 
 // decodeNamedBlocks decodes model, layout and dataset blocks now that
-// variables and locals have values.
+// variables and locals have values, and checks the variables and locals
+// outputs refer to. A block that refers to an undeclared variable or local
+// is not evaluated, so the mistake is reported once.
 func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 	ctx := c.EvalContext()
 	var diags hcl.Diagnostics
 	for _, name := range sortedKeys(c.Models) {
 		m := c.Models[name]
-		diags = append(diags, gohcl.DecodeBody(m.body, ctx, &m.Spec)...)
-		m.Ranges = attributeRanges(m.body)
+		if d := c.CheckReferences(BodyTraversals(m.body)); d.HasErrors() {
+			diags = append(diags, d...)
+			continue
+		}
+		var ddiags hcl.Diagnostics
+		m.Ranges, ddiags = decodeArgs(m.body, ctx, &m.Spec)
+		diags = append(diags, ddiags...)
 	}
 	for _, name := range sortedKeys(c.Layouts) {
 		l := c.Layouts[name]
-		diags = append(diags, gohcl.DecodeBody(l.body, ctx, &l.Spec)...)
-		l.Ranges = attributeRanges(l.body)
-		if l.Spec.Auto != nil {
-			l.Ranges["auto"] = autoRange(l.body)
+		if d := c.CheckReferences(BodyTraversals(l.body)); d.HasErrors() {
+			diags = append(diags, d...)
+			continue
 		}
+		var ddiags hcl.Diagnostics
+		l.Ranges, ddiags = decodeArgs(l.body, ctx, &l.Spec)
+		diags = append(diags, ddiags...)
 	}
 	for _, name := range sortedKeys(c.Datasets) {
-		diags = append(diags, c.Datasets[name].decode(ctx)...)
+		diags = append(diags, c.Datasets[name].decode(c, ctx)...)
+	}
+	for _, o := range c.Outputs {
+		diags = append(diags, c.CheckReferences(o.Expr.Variables())...)
 	}
 	return diags
 }
 
-func (d *Dataset) decode(ctx *hcl.EvalContext) hcl.Diagnostics {
+func (d *Dataset) decode(c *Config, ctx *hcl.EvalContext) hcl.Diagnostics {
+	d.Value = cty.EmptyObjectVal
+	if diags := c.CheckReferences(BodyTraversals(d.body)); diags.HasErrors() {
+		return diags
+	}
 	attrs, diags := d.body.JustAttributes()
 	vals := map[string]cty.Value{}
 	for name, attr := range attrs {
@@ -102,29 +119,6 @@ func (d *Dataset) decode(ctx *hcl.EvalContext) hcl.Diagnostics {
 	}
 	d.Value = cty.ObjectVal(vals)
 	return diags
-}
-
-// attributeRanges maps argument names to their expression ranges. Workload
-// files are native HCL syntax, so the body is an *hclsyntax.Body.
-func attributeRanges(body hcl.Body) map[string]hcl.Range {
-	out := map[string]hcl.Range{}
-	if sb, ok := body.(*hclsyntax.Body); ok {
-		for name, a := range sb.Attributes {
-			out[name] = a.Expr.Range()
-		}
-	}
-	return out
-}
-
-func autoRange(body hcl.Body) hcl.Range {
-	if sb, ok := body.(*hclsyntax.Body); ok {
-		for _, b := range sb.Blocks {
-			if b.Type == "auto" {
-				return b.DefRange()
-			}
-		}
-	}
-	return body.MissingItemRange()
 }
 
 func (c *Config) decodeOutput(b *hcl.Block) hcl.Diagnostics {
@@ -167,7 +161,9 @@ func (c *Config) decodeStage(b *hcl.Block) hcl.Diagnostics {
 func decodeTraversalList(expr hcl.Expression) ([]hcl.Traversal, hcl.Diagnostics) {
 	exprs, diags := hcl.ExprList(expr)
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid depends_on",
+			Detail:  "depends_on must be a list of stage references, like depends_on = [stage.TYPE.NAME], even for one stage.",
+			Subject: expr.Range().Ptr()}}
 	}
 	var out []hcl.Traversal
 	for _, e := range exprs {

@@ -47,23 +47,17 @@ func (c *Config) evaluateLocals() hcl.Diagnostics {
 }
 
 // localOrder sorts locals so that each comes after the locals it
-// references, reporting undefined references and cycles.
+// references, reporting undeclared variables and locals and cycles.
 func (c *Config) localOrder() ([]string, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	deps := map[string][]string{}
 	for _, name := range sortedKeys(c.Locals) {
-		for _, tr := range c.Locals[name].Expr.Variables() {
-			dep, ok := localRef(tr)
-			if !ok {
-				continue
+		trs := c.Locals[name].Expr.Variables()
+		diags = append(diags, c.CheckReferences(trs)...)
+		for _, tr := range trs {
+			if dep, ok := localRef(tr); ok && c.Locals[dep] != nil {
+				deps[name] = append(deps[name], dep)
 			}
-			if _, defined := c.Locals[dep]; !defined {
-				diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reference to undeclared local value",
-					Detail:  fmt.Sprintf("No local value named %q is declared.%s", dep, didYouMean(dep, sortedKeys(c.Locals))),
-					Subject: tr.SourceRange().Ptr()})
-				continue
-			}
-			deps[name] = append(deps[name], dep)
 		}
 	}
 	if diags.HasErrors() {
