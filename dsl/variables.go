@@ -217,6 +217,19 @@ func (r *Validation) check(v *Variable, ctx *hcl.EvalContext) hcl.Diagnostics {
 		return diags
 	}
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid value for variable",
-		Detail:  fmt.Sprintf("%s (set by %s; rule at %s)", msg, v.ValueSource, r.DeclRange),
+		Detail:  fmt.Sprintf("%s The value of %s came from %s.", strings.TrimSpace(msg), v.Name, describeSource(v.ValueSource)),
 		Subject: r.Condition.Range().Ptr()}}
+}
+
+// describeSource words a Variable.ValueSource for a message.
+func describeSource(source string) string {
+	switch {
+	case source == "default":
+		return "its default"
+	case source == "-var":
+		return "a -var option"
+	case strings.HasPrefix(source, "environment variable "):
+		return "the " + source
+	}
+	return "the file " + source
 }
