@@ -33,6 +33,14 @@ func suggestTail(given string, candidates []string) string {
 	return ""
 }
 
+// declaredList is " Declared: a, b." or "" when there are none.
+func declaredList(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return " Declared: " + strings.Join(names, ", ") + "."
+}
+
 func joinNames(names []string) string {
 	if len(names) == 0 {
 		return "(none)"

@@ -151,7 +151,7 @@ func (w *Workload) checkRef(n *stageNode, tr hcl.Traversal) hcl.Diagnostics {
 	names, isBlock := w.blockNames(root)
 	if !isBlock {
 		if root == "var" || root == "local" {
-			return nil // evaluation reports undeclared variables and locals
+			return w.Config.CheckReferences([]hcl.Traversal{tr})
 		}
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown reference",
 			Detail:  fmt.Sprintf("%q is not something a workload can refer to.%s References start with one of: %s.", root, didYouMean(root, namespaces), joinNames(namespaces)),
@@ -166,8 +166,8 @@ func (w *Workload) checkRef(n *stageNode, tr hcl.Traversal) hcl.Diagnostics {
 		return nil
 	}
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Reference to undeclared %s block", root),
-		Detail: fmt.Sprintf("There is no %s block named %q.%s Declared: %s. Declare it with a %s block or fix the reference.",
-			root, attr.Name, didYouMean(attr.Name, names), joinNames(names), root),
+		Detail: fmt.Sprintf("There is no %s block named %q.%s%s Declare it with a %s block or fix the reference.",
+			root, attr.Name, didYouMean(attr.Name, names), declaredList(names), root),
 		Subject: tr.SourceRange().Ptr()}}
 }
 

@@ -34,6 +34,10 @@ func LoadWorkload(path string, in dsl.Inputs) (*Workload, hcl.Diagnostics) {
 	}
 	ctx := cfg.EvalContext()
 	for name, h := range cfg.Hardware {
+		if rdiags := cfg.CheckReferences(dsl.BodyTraversals(h.Body)); rdiags.HasErrors() {
+			diags = append(diags, rdiags...)
+			continue
+		}
 		p, hdiags := hardware.Decode(name, h.Body, ctx)
 		diags = append(diags, hdiags...)
 		if p != nil {
