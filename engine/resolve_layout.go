@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -67,7 +68,31 @@ func resolveLayout(b *dsl.Layout) (*resolvedLayout, hcl.Diagnostics) {
 				Subject: b.DeclRange.Ptr()})
 		}
 	}
-	return r, diags
+	return r, append(diags, checkWorldFits(b, l)...)
+}
+
+// maxWorldSize is more GPUs than a hardware block can declare (nodes and
+// GPUs per node are each at most 2^20).
+const maxWorldSize = 1 << 40
+
+// checkWorldFits refuses a layout whose world size tp*pp*dp*cp is beyond
+// any hardware. Each degree fits in 32 bits, but their product may not fit
+// in an int, and the layout rules multiply them.
+func checkWorldFits(b *dsl.Layout, l layout.Layout) hcl.Diagnostics {
+	if min(l.TP, l.PP, l.DP, l.CP) < 1 {
+		return nil // the positive-degree rule reports these
+	}
+	ws := new(big.Int).SetInt64(int64(l.TP))
+	for _, d := range []int{l.PP, l.DP, l.CP} {
+		ws.Mul(ws, big.NewInt(int64(d)))
+	}
+	if ws.Cmp(big.NewInt(maxWorldSize)) <= 0 {
+		return nil
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Layout rule world-size",
+		Detail: fmt.Sprintf("tp*pp*dp*cp = %d*%d*%d*%d = %s GPUs, more than any hardware holds; change dp (or tp, pp, cp) so the product is the number of GPUs the stage uses.",
+			l.TP, l.PP, l.DP, l.CP, ws),
+		Subject: rangeOr(b.Ranges, "dp", b.DeclRange)}}
 }
 
 func checkAuto(b *dsl.Layout) hcl.Diagnostics {
@@ -77,7 +102,7 @@ func checkAuto(b *dsl.Layout) hcl.Diagnostics {
 	}
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid auto layout objective",
 		Detail:  fmt.Sprintf("objective is %q; use %q or %q.", *a.Objective, objectiveThroughput, objectiveCost),
-		Subject: rangeOr(b.Ranges, "auto", b.DeclRange)}}
+		Subject: rangeOr(b.Ranges, "auto.objective", b.DeclRange)}}
 }
 
 func copyInt(dst *int, src *int) {

@@ -80,7 +80,11 @@ func checkShape(m *dsl.Model, s model.Shape) hcl.Diagnostics {
 		bad("heads", fmt.Sprintf("hidden (%d) must be divisible by heads (%d) so that every head has the same width.", s.Hidden, s.Heads))
 	}
 	if s.Heads%s.KVHeads != 0 {
-		bad("kv_heads", fmt.Sprintf("heads (%d) must be divisible by kv_heads (%d) for grouped-query attention.", s.Heads, s.KVHeads))
+		field := "kv_heads"
+		if _, set := m.Ranges[field]; !set {
+			field = "heads" // kv_heads came from the preset: the heads override broke it
+		}
+		bad(field, fmt.Sprintf("heads (%d) must be divisible by kv_heads (%d) for grouped-query attention.", s.Heads, s.KVHeads))
 	}
 	if s.Activation != model.ActivationSwiGLU && s.Activation != model.ActivationGELU {
 		bad("activation", fmt.Sprintf("activation must be %q or %q, not %q.", model.ActivationSwiGLU, model.ActivationGELU, s.Activation))
