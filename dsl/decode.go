@@ -147,5 +147,11 @@ func describeValue(v cty.Value) string {
 	case cty.Number:
 		return v.AsBigFloat().Text('g', 10)
 	}
-	return "a " + v.Type().FriendlyName()
+	switch t := v.Type(); {
+	case t.IsListType() || t.IsTupleType() || t.IsSetType():
+		return "a list"
+	case t.IsMapType() || t.IsObjectType():
+		return "an object"
+	}
+	return "a value of type " + v.Type().FriendlyName()
 }
