@@ -100,7 +100,8 @@ stage "benchmark" "acceptance" {
     }
   }
 
-  # One GPU has no peer: the marks below apply only with two or more.
+  # One GPU has no peer: p2p is skipped and the all-reduce has nothing to
+  # move, so these marks apply only with two or more.
   p2p {
     bytes = "1GiB"
     expect {
