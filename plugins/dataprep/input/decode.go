@@ -1,0 +1,180 @@
+package input
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"text/template"
+	"unicode/utf8"
+)
+
+// Format is how a record becomes text.
+type Format string
+
+// The record formats.
+const (
+	FormatJSONL    Format = "jsonl"    // a string field of a JSON object per line
+	FormatTemplate Format = "template" // a JSON object per line, rendered through a template
+	FormatText     Format = "text"     // a whole plain-text file
+)
+
+// Unit is what one record of the format is.
+func (f Format) Unit() Unit {
+	if f == FormatText {
+		return UnitFile
+	}
+	return UnitLine
+}
+
+// Decoder turns records into text. It is safe for concurrent use.
+type Decoder struct {
+	format Format
+	field  string
+	tmpl   *template.Template
+}
+
+// NewJSONLDecoder reads the string field named field of each record.
+func NewJSONLDecoder(field string) (*Decoder, error) {
+	if field == "" {
+		return nil, fmt.Errorf("text_field is empty; name the JSON field that holds the text")
+	}
+	return &Decoder{format: FormatJSONL, field: field}, nil
+}
+
+// NewTemplateDecoder renders each record through a Go text/template whose
+// dot is the record's JSON object. A field the template uses but the record
+// lacks is an error for that record, not an empty string; write an optional
+// field as {{with index . "name"}}...{{end}}. Besides the
+// built-in functions, the template has json (a value as compact JSON, for
+// function-calling schemas) and trim (strings.TrimSpace).
+func NewTemplateDecoder(text string) (*Decoder, error) {
+	t, err := template.New("template").Option("missingkey=error").Funcs(template.FuncMap{
+		"json": toJSON,
+		"trim": strings.TrimSpace,
+	}).Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	return &Decoder{format: FormatTemplate, tmpl: t}, nil
+}
+
+// NewTextDecoder passes plain text through, checking it is UTF-8.
+func NewTextDecoder() *Decoder { return &Decoder{format: FormatText} }
+
+// Format is the decoder's record format.
+func (d *Decoder) Format() Format { return d.format }
+
+// Decode returns the text of rec, or a *RecordError.
+func (d *Decoder) Decode(rec Record) (string, error) {
+	if bad := invalidUTF8At(rec.Data); bad >= 0 {
+		pos := rec.Pos
+		pos.Line += bytes.Count(rec.Data[:bad], []byte{'\n'})
+		return "", &RecordError{Pos: pos, Reason: fmt.Sprintf("not valid UTF-8 (byte 0x%02x)", rec.Data[bad])}
+	}
+	switch d.format {
+	case FormatJSONL:
+		return d.decodeField(rec)
+	case FormatTemplate:
+		return d.render(rec)
+	}
+	return string(rec.Data), nil
+}
+
+func (d *Decoder) decodeField(rec Record) (string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Data, &obj); err != nil {
+		return "", malformed(rec.Pos, err)
+	}
+	raw, ok := obj[d.field]
+	if !ok {
+		return "", &RecordError{Pos: rec.Pos, Reason: fmt.Sprintf("no field %q%s", d.field, fieldHint(obj))}
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return "", &RecordError{Pos: rec.Pos, Reason: fmt.Sprintf("field %q is %s, want a string", d.field, jsonKind(raw))}
+	}
+	return text, nil
+}
+
+func (d *Decoder) render(rec Record) (string, error) {
+	var obj any
+	dec := json.NewDecoder(bytes.NewReader(rec.Data))
+	dec.UseNumber() // render numbers as written, not as float64
+	if err := dec.Decode(&obj); err != nil {
+		return "", malformed(rec.Pos, err)
+	}
+	if dec.More() {
+		return "", &RecordError{Pos: rec.Pos, Reason: "malformed JSON: more than one value on the line"}
+	}
+	if _, ok := obj.(map[string]any); !ok {
+		return "", &RecordError{Pos: rec.Pos, Reason: fmt.Sprintf("record is %s, want a JSON object", jsonKind(rec.Data))}
+	}
+	var b strings.Builder
+	if err := d.tmpl.Execute(&b, obj); err != nil {
+		return "", &RecordError{Pos: rec.Pos, Reason: err.Error()}
+	}
+	return b.String(), nil
+}
+
+func malformed(pos Position, err error) *RecordError {
+	return &RecordError{Pos: pos, Reason: "malformed JSON: " + err.Error()}
+}
+
+// fieldHint names the fields a record has, to point at a misspelt field.
+func fieldHint(obj map[string]json.RawMessage) string {
+	if len(obj) == 0 {
+		return " (the record has no fields)"
+	}
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, fmt.Sprintf("%q", k))
+	}
+	if len(names) > 8 {
+		return ""
+	}
+	slices.Sort(names)
+	return " (the record has " + strings.Join(names, ", ") + ")"
+}
+
+func jsonKind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "empty"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+func toJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// invalidUTF8At returns the offset of the first byte that is not valid
+// UTF-8, or -1.
+func invalidUTF8At(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
