@@ -21,7 +21,7 @@ const (
 	// plainStatusEvery is how often plain output repeats a stage's
 	// progress and metrics; log lines print as they come.
 	plainStatusEvery = 5 * time.Second
-	progressBarWidth         = 20
+	progressBarWidth = 20
 )
 
 // applyHuman renders an apply for people. On a terminal (live) the running
