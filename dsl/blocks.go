@@ -18,7 +18,9 @@ type Model struct {
 	// Ranges maps each argument present to its expression's source range.
 	// Nested arguments are "BLOCK.NAME"; a nested block maps to its header.
 	Ranges map[string]hcl.Range
-	body   hcl.Body
+	// Decoded is false when the body had errors; Spec is then partial.
+	Decoded bool
+	body    hcl.Body
 }
 
 // ModelSpec holds the arguments of a model block; nil means not set.
@@ -41,7 +43,9 @@ type Layout struct {
 	DeclRange hcl.Range
 	Spec      LayoutSpec
 	Ranges    map[string]hcl.Range
-	body      hcl.Body
+	// Decoded is false when the body had errors; Spec is then partial.
+	Decoded bool
+	body    hcl.Body
 }
 
 // LayoutSpec holds the arguments of a layout block; nil means not set.
@@ -84,6 +88,7 @@ func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 		}
 		var ddiags hcl.Diagnostics
 		m.Ranges, ddiags = decodeArgs(m.body, ctx, &m.Spec)
+		m.Decoded = !ddiags.HasErrors()
 		diags = append(diags, ddiags...)
 	}
 	for _, name := range sortedKeys(c.Layouts) {
@@ -94,6 +99,7 @@ func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 		}
 		var ddiags hcl.Diagnostics
 		l.Ranges, ddiags = decodeArgs(l.body, ctx, &l.Spec)
+		l.Decoded = !ddiags.HasErrors()
 		diags = append(diags, ddiags...)
 	}
 	for _, name := range sortedKeys(c.Datasets) {

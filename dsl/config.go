@@ -25,6 +25,12 @@ type Config struct {
 	Datasets  map[string]*Dataset
 	// Stages are in source order.
 	Stages []*Stage
+
+	// Evaluated is true once variables and locals have values and the
+	// named blocks were decoded, even if some of those failed: the blocks
+	// that did decode can then be checked further, so that one load
+	// reports every problem it can.
+	Evaluated bool
 }
 
 // Variable is a declared input variable and the value it ended up with.

@@ -64,6 +64,7 @@ func Load(path string, in Inputs) (*Config, hcl.Diagnostics) {
 		return cfg, diags
 	}
 	diags = append(diags, cfg.decodeNamedBlocks()...)
+	cfg.Evaluated = true
 	return cfg, diags
 }
 

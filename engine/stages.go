@@ -40,11 +40,8 @@ func (w *Workload) analyseStages(ctx context.Context, plugins Plugins) (map[stri
 	nodes := map[string]*stageNode{}
 	g := dag.New()
 	for _, s := range w.Config.Stages {
-		if prev, dup := nodes[s.Addr()]; dup {
-			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate stage block",
-				Detail:  fmt.Sprintf("A stage %s was already declared at %s. Names must be unique per stage type; rename or remove one.", s.Addr(), prev.cfg.DeclRange),
-				Subject: s.DeclRange.Ptr()})
-			continue
+		if _, dup := nodes[s.Addr()]; dup {
+			continue // dsl.Load reported it, and CheckStages runs after that
 		}
 		n, ndiags := w.stageNode(ctx, s, plugins)
 		diags = append(diags, ndiags...)

@@ -29,7 +29,7 @@ func LoadWorkload(path string, in dsl.Inputs) (*Workload, hcl.Diagnostics) {
 	cfg, diags := dsl.Load(path, in)
 	w := &Workload{Path: path, Config: cfg, Hardware: map[string]*hardware.Profile{},
 		Models: map[string]model.Shape{}, Layouts: map[string]*resolvedLayout{}}
-	if diags.HasErrors() {
+	if !cfg.Evaluated {
 		return w, diags
 	}
 	ctx := cfg.EvalContext()
@@ -45,11 +45,17 @@ func LoadWorkload(path string, in dsl.Inputs) (*Workload, hcl.Diagnostics) {
 		}
 	}
 	for name, m := range cfg.Models {
+		if !m.Decoded {
+			continue
+		}
 		s, mdiags := resolveModel(m)
 		diags = append(diags, mdiags...)
 		w.Models[name] = s
 	}
 	for name, l := range cfg.Layouts {
+		if !l.Decoded {
+			continue
+		}
 		r, ldiags := resolveLayout(l)
 		diags = append(diags, ldiags...)
 		w.Layouts[name] = r
