@@ -1,0 +1,33 @@
+# A LoRA dropout of 2, outside [0, 1).
+# want: 31:15 Invalid LoRA dropout
+hardware "h" {
+  profile = "nebius-h100-8"
+}
+
+model "m" {
+  preset = "llama2-7b"
+}
+
+layout "l" {
+  tp           = 2
+  dp           = 4
+  micro_batch  = 1
+  global_batch = 8
+}
+
+stage "finetune" "lora" {
+  hardware = hardware.h
+  model    = model.m
+  layout   = layout.l
+  data     = "data/shards"
+  base     = "checkpoints/base"
+  lr       = 2e-5
+  steps    = 100
+
+  lora {
+    rank    = 64
+    alpha   = 128
+    targets = ["q_proj", "v_proj"]
+    dropout = 2
+  }
+}

@@ -1,0 +1,26 @@
+# A learning-rate schedule the train plugin does not know.
+# want: 25:14 Unknown schedule
+hardware "h" {
+  profile = "nebius-h100-8"
+}
+
+model "m" {
+  preset = "llama2-7b"
+}
+
+layout "l" {
+  tp           = 2
+  dp           = 4
+  micro_batch  = 1
+  global_batch = 8
+}
+
+stage "pretrain" "main" {
+  hardware = hardware.h
+  model    = model.m
+  layout   = layout.l
+  data     = "data/shards"
+  lr       = 3e-4
+  steps    = 1000
+  schedule = "cosin"
+}

@@ -1,0 +1,5 @@
+# An argument written without "=".
+# want: 4:21 Invalid block definition
+model "m" {
+  preset "llama2-7b"
+}
