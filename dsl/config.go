@@ -95,9 +95,13 @@ type Stage struct {
 	Name      string
 	Body      hcl.Body
 	DependsOn []hcl.Traversal
-	DeclRange hcl.Range
-	TypeRange hcl.Range
-	NameRange hcl.Range
+	// NCCLEnv overrides the NCCL settings the engine derives from the
+	// hardware; NCCLEnvRange is where it was written.
+	NCCLEnv      map[string]string
+	NCCLEnvRange hcl.Range
+	DeclRange    hcl.Range
+	TypeRange    hcl.Range
+	NameRange    hcl.Range
 }
 
 // Addr is the stage's address, TYPE.NAME, as used on the command line and

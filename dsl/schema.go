@@ -57,5 +57,6 @@ var outputSchema = &hcl.BodySchema{
 var stageMetaSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "depends_on"},
+		{Name: "nccl_env"},
 	},
 }

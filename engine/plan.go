@@ -6,6 +6,7 @@ import (
 	"github.com/gpuflow/gpuflow/engine/estimate"
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/model"
+	"github.com/gpuflow/gpuflow/engine/ncclenv"
 	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
@@ -88,6 +89,9 @@ type StagePlan struct {
 	Config        json.RawMessage `json:"config"`
 	ConfigUnknown []string        `json:"config_unknown,omitempty"`
 	Warnings      []string        `json:"warnings,omitempty"`
+	// NCCLEnv is the NCCL environment the stage runs with: derived from
+	// the hardware, then the stage's nccl_env overrides.
+	NCCLEnv []ncclenv.Setting `json:"nccl_env,omitempty"`
 	// Estimate predicts memory, time and cost for training stages.
 	Estimate *estimate.Estimate `json:"estimate,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gpuflow/gpuflow/engine/calibration"
 	"github.com/gpuflow/gpuflow/engine/dag"
 	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/engine/ncclenv"
 	"github.com/gpuflow/gpuflow/engine/state"
 	"github.com/gpuflow/gpuflow/plugins/api"
 )
@@ -117,7 +118,10 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 	if cdiags.HasErrors() {
 		return nil, diags
 	}
-	req := &api.StageRequest{Type: s.Type, Name: s.Name, Config: config, WorkDir: p.w.Config.Dir}
+	if hw := p.w.Hardware[n.hardware]; hw != nil {
+		sp.NCCLEnv = ncclenv.Merge(ncclenv.Derive(hw), s.NCCLEnv)
+	}
+	req := &api.StageRequest{Type: s.Type, Name: s.Name, Config: config, WorkDir: p.w.Config.Dir, Env: envMap(sp.NCCLEnv)}
 	vdiags, err := n.plugin.Provider.ValidateStage(ctx, req)
 	diags = append(diags, p.pluginDiags(n, vdiags, err, "validate")...)
 	if diags.HasErrors() {
@@ -254,4 +258,16 @@ func (p *planner) stageValue(sp *StagePlan) cty.Value {
 		"outputs": outputs,
 		"address": cty.StringVal(sp.Address),
 	})
+}
+
+// envMap turns NCCL settings into the environment a plugin receives.
+func envMap(settings []ncclenv.Setting) map[string]string {
+	if len(settings) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, s := range settings {
+		out[s.Name] = s.Value
+	}
+	return out
 }

@@ -76,6 +76,13 @@ func writeStageHuman(w io.Writer, sp *engine.StagePlan, pal *palette) {
 	if sp.ExpectedDurationS > 0 {
 		row("expected", "%s", formatDuration(sp.ExpectedDurationS))
 	}
+	for i, e := range sp.NCCLEnv {
+		key := ""
+		if i == 0 {
+			key = "nccl"
+		}
+		row(key, "%s=%s  %s", e.Name, e.Value, pal.dim.Sprintf("(%s: %s)", e.Source, e.Reason))
+	}
 	for _, u := range sp.ConfigUnknown {
 		row("after apply", "%s is known only after upstream stages run", u)
 	}
