@@ -31,21 +31,22 @@ func (n *Node) HBM(ctx context.Context, spec node.HBMSpec) ([]node.HBMResult, er
 	return out, err
 }
 
-// hbm copies x to y, then computes y = x + s*z, checking both exactly.
+// hbm copies x to y, then computes a = b + s*c over thirds of the same
+// memory, checking both exactly.
 func (g *gpu) hbm(ctx context.Context, spec node.HBMSpec) (res node.HBMResult, err error) {
 	res.GPU = g.index
-	bufs, err := g.allocAll(spec.Bytes, spec.Bytes, spec.Bytes, 8)
+	bufs, err := g.allocAll(2*spec.Bytes, 8)
 	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, g.sync(), g.free(bufs...)) }()
-	x, y, z := bufs[0], bufs[1], bufs[2]
-	wrong := &counter{g: g, buf: bufs[3]}
+	region := bufs[0]
+	wrong := &counter{g: g, buf: bufs[1]}
+	x, y := region, region+buffer(spec.Bytes)
 	words := spec.Bytes / 4
-	const seedX, seedZ = 11, 12
+	const seedX, seedB, seedC = 11, 12, 13
 	if err := errors.Join(
 		g.fillRandom(x, kernels.DTF32, words, seedX),
-		g.fillRandom(z, kernels.DTF32, words, seedZ),
 		g.poison(y, spec.Bytes),
 		wrong.reset(),
 	); err != nil {
@@ -63,17 +64,27 @@ func (g *gpu) hbm(ctx context.Context, spec node.HBMSpec) (res node.HBMResult, e
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	n4 := words / 4
+	third := spec.TriadArrayBytes()
+	a, b, c := region, region+buffer(third), region+buffer(2*third)
+	n := third / 4
+	if err := errors.Join(
+		g.fillRandom(b, kernels.DTF32, n, seedB),
+		g.fillRandom(c, kernels.DTF32, n, seedC),
+		g.poison(a, third),
+	); err != nil {
+		return res, err
+	}
+	n4 := n / 4
 	grid := C.uint((n4 + 1023) / 1024) // 256 threads, 4 vectors each
 	res.TriadSeconds, err = g.timed(spec.Warmup, spec.Iters, func() error {
 		return cuCheck("launch triad", C.gf_triad(g.fn[kernels.Triad], grid, g.stream,
-			C.CUdeviceptr(y), C.CUdeviceptr(x), C.CUdeviceptr(z), triadScalar, C.ulonglong(n4)))
+			C.CUdeviceptr(a), C.CUdeviceptr(b), C.CUdeviceptr(c), triadScalar, C.ulonglong(n4)))
 	})
 	if err != nil {
 		return res, err
 	}
-	if err := cuCheck("launch count_triad_wrong", C.gf_count_triad_wrong(g.fn[kernels.CountTriadWrong], g.grid(words),
-		g.stream, C.CUdeviceptr(y), C.CUdeviceptr(x), C.CUdeviceptr(z), triadScalar, C.ulonglong(words), C.CUdeviceptr(wrong.buf))); err != nil {
+	if err := cuCheck("launch count_triad_wrong", C.gf_count_triad_wrong(g.fn[kernels.CountTriadWrong], g.grid(n),
+		g.stream, C.CUdeviceptr(a), C.CUdeviceptr(b), C.CUdeviceptr(c), triadScalar, C.ulonglong(n), C.CUdeviceptr(wrong.buf))); err != nil {
 		return res, err
 	}
 	res.Wrong, err = wrong.read()

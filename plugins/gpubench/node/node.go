@@ -79,17 +79,22 @@ type GEMMResult struct {
 	RelErr float64
 }
 
-// HBMSpec sizes the memory test.
+// HBMSpec sizes the memory test: a copy of Bytes, then a triad whose three
+// arrays share the copy's 2·Bytes of memory.
 type HBMSpec struct {
-	Bytes         int64 // size of each buffer
+	Bytes         int64
 	Warmup, Iters int
 }
+
+// TriadArrayBytes is the size of each triad array: a third of the copy's
+// memory, in whole 64-byte lines.
+func (s HBMSpec) TriadArrayBytes() int64 { return 2 * s.Bytes / 3 / 64 * 64 }
 
 // HBMResult holds one GPU's times; bytes moved are computed by the caller.
 type HBMResult struct {
 	GPU         int
 	CopySeconds float64 // one copy of Bytes
-	// TriadSeconds is one a = b + s·c over three buffers of Bytes.
+	// TriadSeconds is one a = b + s·c over arrays of TriadArrayBytes.
 	TriadSeconds float64
 	// Wrong counts 32-bit words of the copy and elements of the triad that
 	// differ from what they must be.

@@ -1,0 +1,188 @@
+package gpubench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/gpubench/native"
+	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
+	"github.com/gpuflow/gpuflow/plugins/gpubench/preflight"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
+)
+
+// ResultsFile and TablesFile are what a run writes into its run directory.
+const (
+	ResultsFile = "benchmark.json"
+	TablesFile  = "benchmark.txt"
+)
+
+// Provider is the benchmark plugin. One stage at a time: a stage claims
+// every GPU of the node.
+type Provider struct {
+	open    func(native.Options) (node.Node, error)
+	host    func() (preflight.Host, error)
+	setenv  func(key, value string) error
+	stopper sdk.Stopper
+}
+
+var _ api.Provider = (*Provider)(nil)
+
+// New returns the provider that drives this machine's GPUs.
+func New() *Provider {
+	return &Provider{open: native.Open, host: preflight.System, setenv: os.Setenv}
+}
+
+// Schema implements api.Provider.
+func (p *Provider) Schema(context.Context) (*api.Schema, error) {
+	return &api.Schema{
+		Name:         Name,
+		Version:      Version,
+		Capabilities: []string{api.CapabilityStop},
+		StageTypes:   map[string]*api.BlockSchema{StageType: stageSchema},
+	}, nil
+}
+
+// StageSchema is the body schema of a benchmark stage.
+func StageSchema() *api.BlockSchema { return stageSchema }
+
+// ValidateStage implements api.Provider.
+func (p *Provider) ValidateStage(_ context.Context, req *api.StageRequest) (api.Diagnostics, error) {
+	_, diags := DecodeConfig(req.Config)
+	return diags, nil
+}
+
+// PlanStage implements api.Provider: which checks run, their thresholds,
+// and a claim on every GPU of the hardware.
+func (p *Provider) PlanStage(_ context.Context, req *api.StageRequest) (*api.PlanResponse, error) {
+	cfg, diags := DecodeConfig(req.Config)
+	plan := &api.PlanResponse{Diagnostics: diags, Details: cfg.details()}
+	plan.Claims = api.Claims{Nodes: max(cfg.Hardware.Nodes, 1), GPUsPerNode: cfg.Hardware.GPUsPerNode}
+	if cfg.Hardware.Nodes > 1 {
+		plan.Diagnostics = append(plan.Diagnostics, api.Diagnostic{
+			Severity: api.Warning,
+			Summary:  "One node checked",
+			Detail: fmt.Sprintf("The hardware has %d nodes; this version checks the node the stage runs on, and NCCL spans its GPUs only (docs/gpubench.md describes the multi-node design).",
+				cfg.Hardware.Nodes),
+			Path: cty.GetAttrPath("hardware"),
+		})
+	}
+	return plan, nil
+}
+
+// ApplyStage implements api.Provider.
+func (p *Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink api.EventSink) (*api.ApplyResponse, error) {
+	if !req.Config.IsWhollyKnown() {
+		return nil, errors.New("benchmark: the host sent a configuration with unknown values to apply")
+	}
+	cfg, diags := DecodeConfig(req.Config)
+	if diags.HasErrors() {
+		return &api.ApplyResponse{Diagnostics: diags}, nil
+	}
+	ctx, release := p.stopper.Track(ctx)
+	defer release()
+	// NCCL reads its settings from the process environment when it
+	// initialises: the plan's (NCCL_NVLS_ENABLE=0, say) must be there first.
+	for k, v := range req.Env {
+		if err := p.setenv(k, v); err != nil {
+			return nil, fmt.Errorf("benchmark: setting %s: %w", k, err)
+		}
+	}
+	n, err := p.open(native.Options{
+		LibDirs:      cfg.LibDirs,
+		NeedCuBLASLt: cfg.GEMM != nil,
+		NeedNCCL:     cfg.NCCL != nil || (cfg.Health != nil && cfg.Health.MinNCCL != ""),
+	})
+	if err != nil {
+		return &api.ApplyResponse{Diagnostics: append(diags, api.Diagnostic{
+			Severity: api.Error, Summary: "GPUs unavailable",
+			Detail: "The benchmark stage cannot reach the GPUs of this machine: " + err.Error() + ".",
+		})}, nil
+	}
+	host, err := p.host()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("benchmark: reading the host: %w", err), n.Close())
+	}
+	runner := &Runner{Node: n, Host: host, Sink: sink, Now: time.Now}
+	res := runner.Run(ctx, cfg)
+	if err := n.Close(); err != nil {
+		diags = append(diags, api.Diagnostic{Severity: api.Warning, Summary: "GPU resources not released", Detail: err.Error() + "."})
+	}
+	return p.respond(req, sink, res, diags)
+}
+
+// respond writes the results files and turns the verdicts into outputs and
+// diagnostics.
+func (p *Provider) respond(req *api.ApplyRequest, sink api.EventSink, res *Results, diags api.Diagnostics) (*api.ApplyResponse, error) {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("benchmark: encoding results: %w", err)
+	}
+	path := filepath.Join(req.RunDir, ResultsFile)
+	if err := writeFile(path, data); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(req.RunDir, TablesFile), []byte(res.Tables())); err != nil {
+		return nil, err
+	}
+	sink.Send(api.Event{Time: time.Now(), Artifact: &api.Artifact{Name: "results", Path: path, Bytes: int64(len(data))}})
+	outputs, err := Outputs(res, data, path)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range res.Checks {
+		if !v.Passed {
+			diags = append(diags, api.Diagnostic{
+				Severity: api.Error,
+				Summary:  fmt.Sprintf("Benchmark %s failed", v.Check),
+				Detail:   strings.Join(v.Failures, "; ") + ".",
+				Path:     cty.GetAttrPath(v.Check),
+			})
+		}
+	}
+	return &api.ApplyResponse{Outputs: outputs, Diagnostics: diags}, nil
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("benchmark: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("benchmark: %w", err)
+	}
+	return nil
+}
+
+// Outputs are the stage's outputs: passed, the results file's path, and
+// every figure (the results JSON as an object: outputs.results.gemm[0].tflops).
+func Outputs(res *Results, data []byte, path string) (map[string]cty.Value, error) {
+	t, err := ctyjson.ImpliedType(data)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark: typing results: %w", err)
+	}
+	v, err := ctyjson.Unmarshal(data, t)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark: converting results: %w", err)
+	}
+	return map[string]cty.Value{
+		"passed":       cty.BoolVal(res.Passed),
+		"results_file": cty.StringVal(path),
+		"results":      v,
+	}, nil
+}
+
+// Stop implements api.Provider: the running checks end after the current
+// step.
+func (p *Provider) Stop(context.Context) error {
+	p.stopper.Stop()
+	return nil
+}
