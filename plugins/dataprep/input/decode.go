@@ -30,9 +30,10 @@ func (f Format) Unit() Unit {
 
 // Decoder turns records into text. It is safe for concurrent use.
 type Decoder struct {
-	format Format
-	field  string
-	tmpl   *template.Template
+	format   Format
+	field    string
+	tmpl     *template.Template
+	tmplText string
 }
 
 // NewJSONLDecoder reads the string field named field of each record.
@@ -57,11 +58,23 @@ func NewTemplateDecoder(text string) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{format: FormatTemplate, tmpl: t}, nil
+	return &Decoder{format: FormatTemplate, tmpl: t, tmplText: text}, nil
 }
 
 // NewTextDecoder passes plain text through, checking it is UTF-8.
 func NewTextDecoder() *Decoder { return &Decoder{format: FormatText} }
+
+// Key identifies what the decoder does, for fingerprints: its format and
+// its field or template.
+func (d *Decoder) Key() string {
+	switch d.format {
+	case FormatJSONL:
+		return "jsonl:" + d.field
+	case FormatTemplate:
+		return "template:" + d.tmplText
+	}
+	return string(d.format)
+}
 
 // Format is the decoder's record format.
 func (d *Decoder) Format() Format { return d.format }

@@ -62,3 +62,17 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// WriteFile writes data to path atomically: the file at path is either the
+// old one or the whole of data, never a mix.
+func WriteFile(path string, data []byte) error {
+	a, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	if _, err := a.w.Write(data); err != nil {
+		a.abort()
+		return err
+	}
+	return a.commit()
+}
