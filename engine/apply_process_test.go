@@ -89,7 +89,7 @@ func TestApplyPluginProcesses(t *testing.T) {
 		wantState  string
 	}{
 		"succeed": {body: `outputs = { x = "1" }`, want: "succeeded", wantState: state.StatusSucceeded},
-		"fail": {body: `behavior = "fail"`, want: "failed: the plugin reported errors",
+		"fail": {body: `behavior = "fail"`, want: "failed: Fake failure",
 			wantDetail: `failed because its behavior is "fail"`, wantState: state.StatusFailed},
 		"crash": {body: `behavior = "crash"`, want: "failed: plugin fake exited unexpectedly",
 			wantDetail: "fake plugin crashing as asked", wantState: state.StatusFailed},

@@ -281,10 +281,20 @@ func (a *applier) judge(sp *StagePlan, n *stageNode, proc PluginProcess, res cal
 	case res.resp == nil:
 		r.Outcome, r.Reason = OutcomeFailed, fmt.Sprintf("plugin %s returned no result", n.plugin.Name)
 	case r.Diagnostics.HasErrors():
-		r.Outcome, r.Reason = OutcomeFailed, "the plugin reported errors"
+		r.Outcome, r.Reason = OutcomeFailed, firstError(r.Diagnostics)
 	default:
 		a.succeed(sp, res.resp.Outputs, r)
 	}
+}
+
+// firstError is the summary of the first error, as the reason in one line.
+func firstError(diags hcl.Diagnostics) string {
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			return d.Summary
+		}
+	}
+	return ""
 }
 
 // succeed records the outputs as state will hold them, and passes them on

@@ -149,7 +149,7 @@ func TestApplyFailureSkipsDependents(t *testing.T) {
 	r := newRig(t, strings.Replace(chainHCL, `value = "A"`, `fail = true`, 1)+`stage "step" "other" {}`)
 	res, st := r.apply(context.Background(), engine.PlanOptions{})
 	want := map[string]string{
-		"step.a":     "failed: the plugin reported errors",
+		"step.a":     "failed: Step failed",
 		"step.b":     "skipped: stage.step.a failed",
 		"step.c":     "skipped: stage.step.b skipped",
 		"step.other": "succeeded",

@@ -23,7 +23,9 @@ func init() {
 }
 
 type applyArgs struct {
-	req          planRequest
+	req planRequest
+	// planFile is the saved plan given instead of a workload, if any.
+	planFile     string
 	autoApprove  bool
 	parallelism  int
 	json         bool
@@ -151,7 +153,7 @@ func applyWorkload(ctx context.Context, env *cliEnv, a *applyArgs, saved *engine
 			view.Error(err)
 			return 1
 		}
-		a.req.path = saved.Workload
+		a.planFile, a.req.path = a.req.path, saved.Workload
 	}
 	w, diags := engine.LoadWorkload(a.req.path, inputs)
 	if diags.HasErrors() {
@@ -212,7 +214,7 @@ func applyPlan(ctx context.Context, env *cliEnv, a *applyArgs, saved *engine.Pla
 	plugins engine.Plugins, sf *engine.StateFile, view applyView) (*engine.Plan, bool) {
 	if saved != nil {
 		if err := engine.CheckSavedPlan(saved, w, sf.Snapshot()); err != nil {
-			view.Error(fmt.Errorf("the saved plan %s is stale: %w", a.req.path, err))
+			view.Error(fmt.Errorf("the saved plan %s is stale: %w", a.planFile, err))
 			return nil, false
 		}
 		return saved, true

@@ -92,16 +92,14 @@ func writePluginsHuman(env *cliEnv, list []pluginJSON) {
 		case p.Shadowed:
 			version, types, source = "-", "-", source+" (shadowed: an earlier plugin has this name)"
 		case p.Error != "":
-			version, types = "-", "error: "+firstLine(p.Error)
+			version, types = "-", "error (below)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, version, types, source)
 	}
 	tw.Flush()
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
+	for _, p := range list {
+		if p.Error != "" {
+			fmt.Fprintf(env.stdout, "\nplugin %s: %s\n", p.Name, p.Error)
+		}
 	}
-	return s
 }
