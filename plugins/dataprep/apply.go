@@ -1,0 +1,212 @@
+package dataprep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/bpe"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/pipeline"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
+)
+
+// apply runs one stage: resolve inputs, load the tokenizer, run the
+// pipeline, and turn its result into outputs and events.
+func apply(ctx context.Context, req *api.ApplyRequest, cfg config, sink api.EventSink) (map[string]cty.Value, api.Diagnostics) {
+	pcfg, diags := pipelineConfig(req, cfg)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	logf(sink, "info", "%d input files; tokenizer %s (%d ids, pattern %v); writing %v to %s",
+		len(pcfg.Files), cfg.Tokenizer.Path, pcfg.Tokenizer.VocabSize(), pcfg.Tokenizer.Pattern(), pcfg.Formats, pcfg.OutputDir)
+	pcfg.Progress = func(p pipeline.Progress) {
+		sink.Send(api.Event{Time: time.Now(), Progress: &api.Progress{
+			Label: "tokenize", Done: float64(p.InputBytes), Total: float64(p.InputTotal), Unit: "bytes",
+		}})
+	}
+	start := time.Now()
+	res, err := pipeline.Run(ctx, pcfg)
+	if err != nil {
+		return nil, runDiagnostics(ctx, err)
+	}
+	took := time.Since(start).Seconds()
+	report(sink, res, took, pcfg.OutputDir)
+	return outputs(res, pcfg.OutputDir, cfg.OutputFormats), nil
+}
+
+// pipelineConfig resolves paths and loads what the pipeline needs,
+// reporting problems against the attribute at fault.
+func pipelineConfig(req *api.ApplyRequest, cfg config) (pipeline.Config, api.Diagnostics) {
+	var diags api.Diagnostics
+	fail := func(path cty.Path, summary, detail string) {
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: summary, Detail: detail, Path: path})
+	}
+	files, err := input.Expand(req.WorkDir, cfg.Inputs)
+	if err != nil {
+		fail(cty.GetAttrPath("inputs"), "Input not found", err.Error()+". Paths are relative to the workload's folder.")
+	}
+	dec, err := newDecoder(cfg)
+	if err != nil {
+		fail(cty.GetAttrPath("template"), "Invalid template", err.Error())
+	}
+	tokPath := resolve(req.WorkDir, cfg.Tokenizer.Path)
+	tok, err := bpe.Open(tokPath, cfg.Tokenizer.Type, cfg.Tokenizer.Encoding)
+	if err != nil {
+		fail(cty.GetAttrPath("tokenizer").GetAttr("path"), "Cannot load the tokenizer", err.Error())
+		return pipeline.Config{}, diags
+	}
+	tokID, err := fileHash(tokPath)
+	if err != nil {
+		fail(cty.GetAttrPath("tokenizer").GetAttr("path"), "Cannot read the tokenizer", err.Error())
+	}
+	bos, eos := tok.DefaultBOS(), tok.DefaultEOS()
+	for name, set := range map[string]*string{"bos": cfg.Tokenizer.BOS, "eos": cfg.Tokenizer.EOS} {
+		if set == nil {
+			continue
+		}
+		if _, ok := tok.SpecialID(*set); *set != "" && !ok {
+			fail(cty.GetAttrPath("tokenizer").GetAttr(name), "Unknown special token",
+				fmt.Sprintf("%q is not a special token of %s.", *set, cfg.Tokenizer.Path))
+		}
+		if name == "bos" {
+			bos = *set
+		} else {
+			eos = *set
+		}
+	}
+	parseSpecial := cfg.Format == input.FormatTemplate
+	if cfg.Tokenizer.ParseSpecial != nil {
+		parseSpecial = *cfg.Tokenizer.ParseSpecial
+	}
+	return pipeline.Config{
+		Files:        files,
+		Decoder:      dec,
+		Tokenizer:    tok,
+		TokenizerID:  tokID,
+		ParseSpecial: parseSpecial,
+		BOS:          bos,
+		EOS:          eos,
+		OutputDir:    resolve(req.WorkDir, cfg.OutputDir),
+		Formats:      cfg.OutputFormats,
+		Splits:       cfg.Split,
+		Seed:         cfg.Seed,
+		Shuffle:      cfg.Shuffle,
+		SkipErrors:   cfg.SkipErrors,
+		Workers:      cfg.Workers,
+		ShardTokens:  cfg.ShardTokens,
+	}, diags
+}
+
+func newDecoder(cfg config) (*input.Decoder, error) {
+	switch cfg.Format {
+	case input.FormatTemplate:
+		return input.NewTemplateDecoder(cfg.Template)
+	case input.FormatText:
+		return input.NewTextDecoder(), nil
+	}
+	return input.NewJSONLDecoder(cfg.TextField)
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// runDiagnostics explains why a run ended early.
+func runDiagnostics(ctx context.Context, err error) api.Diagnostics {
+	var recErr *input.RecordError
+	switch {
+	case errors.As(err, &recErr):
+		return api.Diagnostics{{Severity: api.Error, Summary: "Bad input record", Path: cty.GetAttrPath("inputs"),
+			Detail: recErr.Error() + `. Fix the record, or set on_error = "skip" to skip such records and count them.`}}
+	case errors.Is(context.Cause(ctx), sdk.ErrStopped):
+		return api.Diagnostics{{Severity: api.Error, Summary: "Data preparation stopped",
+			Detail: "The stage was stopped; the shard groups it finished are kept in the manifest and the next apply resumes after them."}}
+	}
+	return api.Diagnostics{{Severity: api.Error, Summary: "Data preparation failed", Detail: err.Error() + "."}}
+}
+
+func report(sink api.EventSink, res *pipeline.Result, seconds float64, dir string) {
+	now := time.Now()
+	resumed := ""
+	if res.Resumed > 0 {
+		resumed = fmt.Sprintf(" (%d of %d shard groups were already done)", res.Resumed, res.Groups)
+	}
+	logf(sink, "info", "%d documents, %d tokens, %d bytes written, %d records skipped%s",
+		res.Documents, res.Tokens, res.Bytes, res.Skipped, resumed)
+	for _, m := range []api.Metric{
+		{Name: "documents", Value: float64(res.Documents)},
+		{Name: "tokens", Value: float64(res.Tokens)},
+		{Name: "skipped", Value: float64(res.Skipped)},
+		{Name: "duration", Value: seconds, Unit: "s"},
+	} {
+		sink.Send(api.Event{Time: now, Metric: &m})
+	}
+	manifest := filepath.Join(dir, pipeline.ManifestName)
+	if st, err := os.Stat(manifest); err == nil {
+		sink.Send(api.Event{Time: now, Artifact: &api.Artifact{Name: "manifest", Path: manifest, Bytes: st.Size()}})
+	}
+}
+
+func logf(sink api.EventSink, level, format string, args ...any) {
+	sink.Send(api.Event{Time: time.Now(), Log: &api.Log{Level: level, Message: fmt.Sprintf(format, args...)}})
+}
+
+// outputs are the stage's outputs: per split the shard paths (Megatron
+// prefixes where megatron is written, else .npy files) and counts; the
+// totals; and where the manifest is.
+func outputs(res *pipeline.Result, dir string, formats []string) map[string]cty.Value {
+	out := map[string]cty.Value{
+		"documents":  cty.NumberIntVal(res.Documents),
+		"tokens":     cty.NumberIntVal(res.Tokens),
+		"bytes":      cty.NumberIntVal(res.Bytes),
+		"skipped":    cty.NumberIntVal(res.Skipped),
+		"output_dir": cty.StringVal(dir),
+		"manifest":   cty.StringVal(filepath.Join(dir, pipeline.ManifestName)),
+	}
+	for name, s := range res.Splits {
+		paths := s.Npy
+		if slices.Contains(formats, pipeline.FormatMegatron) {
+			paths = s.Megatron
+		}
+		out[name] = cty.ObjectVal(map[string]cty.Value{
+			"paths":     stringsVal(paths),
+			"megatron":  stringsVal(s.Megatron),
+			"npy":       stringsVal(s.Npy),
+			"documents": cty.NumberIntVal(s.Documents),
+			"tokens":    cty.NumberIntVal(s.Tokens),
+			"bytes":     cty.NumberIntVal(s.Bytes),
+		})
+	}
+	return out
+}
+
+func stringsVal(ss []string) cty.Value {
+	if len(ss) == 0 {
+		return cty.ListValEmpty(cty.String)
+	}
+	vals := make([]cty.Value, len(ss))
+	for k, s := range ss {
+		vals[k] = cty.StringVal(s)
+	}
+	return cty.ListVal(vals)
+}

@@ -1,0 +1,122 @@
+package dataprep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
+)
+
+// Provider serves the data_prep stage type. It runs any number of stages
+// at once, each on its own pool of workers.
+type Provider struct {
+	stopper sdk.Stopper
+}
+
+var _ api.Provider = (*Provider)(nil)
+
+// New returns a data_prep provider.
+func New() *Provider { return &Provider{} }
+
+// Schema implements api.Provider.
+func (p *Provider) Schema(context.Context) (*api.Schema, error) {
+	return &api.Schema{
+		Name:         Name,
+		Version:      Version,
+		Capabilities: []string{api.CapabilityStop, api.CapabilityConcurrentApply},
+		StageTypes:   map[string]*api.BlockSchema{StageType: stageSchema},
+	}, nil
+}
+
+// ValidateStage implements api.Provider.
+func (p *Provider) ValidateStage(_ context.Context, req *api.StageRequest) (api.Diagnostics, error) {
+	_, diags := decodeConfig(req.Config)
+	return diags, nil
+}
+
+// PlanStage implements api.Provider: the details say what will be read,
+// with what tokenizer, and where the shards go.
+func (p *Provider) PlanStage(_ context.Context, req *api.StageRequest) (*api.PlanResponse, error) {
+	cfg, diags := decodeConfig(req.Config)
+	plan := &api.PlanResponse{Diagnostics: diags}
+	if req.Config.IsNull() || !req.Config.IsKnown() || diags.HasErrors() {
+		return plan, nil
+	}
+	plan.Details = []api.Detail{
+		{Key: "inputs", Value: describeInputs(req, cfg)},
+		{Key: "format", Value: describeFormat(cfg)},
+		{Key: "tokenizer", Value: knownOr(req.Config.GetAttr("tokenizer"), func() string {
+			return fmt.Sprintf("%s %s", cfg.Tokenizer.Type, cfg.Tokenizer.Path)
+		})},
+		{Key: "output", Value: knownOr(req.Config.GetAttr("output_dir"), func() string {
+			return fmt.Sprintf("%s (%s)", resolve(req.WorkDir, cfg.OutputDir), strings.Join(cfg.OutputFormats, ", "))
+		})},
+		{Key: "split", Value: fmt.Sprintf("%s, seed %d, shuffle %v", describeSplit(cfg.Split), cfg.Seed, cfg.Shuffle)},
+	}
+	return plan, nil
+}
+
+func knownOr(v cty.Value, render func() string) string {
+	if !v.IsWhollyKnown() {
+		return "(known after apply)"
+	}
+	return render()
+}
+
+// describeInputs counts the input files and bytes where they exist already;
+// an upstream stage may still have to write them.
+func describeInputs(req *api.StageRequest, cfg config) string {
+	if !req.Config.GetAttr("inputs").IsWhollyKnown() {
+		return "(known after apply)"
+	}
+	files, err := input.Expand(req.WorkDir, cfg.Inputs)
+	if err != nil {
+		return strings.Join(cfg.Inputs, ", ") + " (not all found yet)"
+	}
+	var size int64
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			size += st.Size()
+		}
+	}
+	return fmt.Sprintf("%d files, %.1f MB", len(files), float64(size)/1e6)
+}
+
+func describeFormat(cfg config) string {
+	switch cfg.Format {
+	case input.FormatJSONL:
+		return fmt.Sprintf("jsonl, text in field %q", cfg.TextField)
+	case input.FormatTemplate:
+		return "jsonl rendered through template"
+	}
+	return "plain text, one document per file"
+}
+
+// ApplyStage implements api.Provider.
+func (p *Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink api.EventSink) (*api.ApplyResponse, error) {
+	if !req.Config.IsWhollyKnown() {
+		return nil, errors.New("data_prep: the host sent a configuration with unknown values to apply")
+	}
+	cfg, diags := decodeConfig(req.Config)
+	if diags.HasErrors() {
+		return &api.ApplyResponse{Diagnostics: diags}, nil
+	}
+	ctx, release := p.stopper.Track(ctx)
+	defer release()
+	outputs, runDiags := apply(ctx, req, cfg, sink)
+	return &api.ApplyResponse{Outputs: outputs, Diagnostics: append(diags, runDiags...)}, nil
+}
+
+// Stop implements api.Provider: running stages stop after their current
+// batch; finished shard groups stay recorded for the next apply.
+func (p *Provider) Stop(context.Context) error {
+	p.stopper.Stop()
+	return nil
+}
