@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,7 +43,22 @@ func apply(ctx context.Context, req *api.ApplyRequest, cfg config, sink api.Even
 	}
 	took := time.Since(start).Seconds()
 	report(sink, res, took, pcfg.OutputDir)
-	return outputs(res, pcfg.OutputDir, cfg.OutputFormats), nil
+	return outputs(res, pcfg.OutputDir, cfg.OutputFormats), emptySplits(res, cfg.Split)
+}
+
+// emptySplits warns of a split that was given a share but no document,
+// which a stage reading it would fail on.
+func emptySplits(res *pipeline.Result, splits map[string]float64) api.Diagnostics {
+	var diags api.Diagnostics
+	for _, name := range slices.Sorted(maps.Keys(splits)) {
+		if splits[name] > 0 && res.Splits[name].Documents == 0 {
+			diags = append(diags, api.Diagnostic{Severity: api.Warning, Summary: "Empty split",
+				Path: cty.GetAttrPath("split").GetAttr(name),
+				Detail: fmt.Sprintf("Split %q received none of the %d documents. Give it a larger share, or more (smaller) documents.",
+					name, res.Documents)})
+		}
+	}
+	return diags
 }
 
 // pipelineConfig resolves paths and loads what the pipeline needs,

@@ -245,3 +245,21 @@ func TestApplyBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestApplyWarnsOfEmptySplit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeLines(t, filepath.Join(dir, "in.jsonl"), `{"text": "only one document"}`)
+	body := fmt.Sprintf(`inputs = ["in.jsonl"]  output_dir = "out"  tokenizer {  type = "tiktoken"  path = %q  }  split {  train = 0.5  valid = 0.5  }`,
+		vocabPath(t, "r50k_base.tiktoken.gz"))
+	resp, err := New().ApplyStage(context.Background(), &api.ApplyRequest{
+		StageRequest: api.StageRequest{Type: StageType, Name: "x", Config: decodeBody(t, body), WorkDir: dir},
+	}, &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := summarize(resp.Diagnostics)
+	if len(got) != 1 || got[0].Summary != "Empty split" || resp.Diagnostics[0].Severity != api.Warning || resp.Diagnostics.HasErrors() {
+		t.Errorf("diagnostics %+v, want one Empty split warning", resp.Diagnostics)
+	}
+}

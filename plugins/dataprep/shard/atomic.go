@@ -20,6 +20,12 @@ func createAtomic(final string) (*atomicFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// CreateTemp makes the file private; a shard is data others read.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
 	return &atomicFile{final: final, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
