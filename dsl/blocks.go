@@ -158,6 +158,9 @@ func (c *Config) decodeStage(b *hcl.Block) hcl.Diagnostics {
 		diags = append(diags, tdiags...)
 		s.DependsOn = trs
 	}
+	if a, ok := content.Attributes["nccl_env"]; ok {
+		s.ncclEnvExpr, s.NCCLEnvRange = a.Expr, a.Expr.Range()
+	}
 	c.Stages = append(c.Stages, s)
 	return diags
 }

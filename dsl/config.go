@@ -99,6 +99,7 @@ type Stage struct {
 	// hardware; NCCLEnvRange is where it was written.
 	NCCLEnv      map[string]string
 	NCCLEnvRange hcl.Range
+	ncclEnvExpr  hcl.Expression
 	DeclRange    hcl.Range
 	TypeRange    hcl.Range
 	NameRange    hcl.Range
