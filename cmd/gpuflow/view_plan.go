@@ -79,7 +79,7 @@ func writeStageHuman(w io.Writer, sp *engine.StagePlan, pal *palette) {
 	for i, e := range sp.NCCLEnv {
 		key := ""
 		if i == 0 {
-			key = "nccl"
+			key = "nccl env"
 		}
 		row(key, "%s=%s  %s", e.Name, e.Value, pal.dim.Sprintf("(%s: %s)", e.Source, e.Reason))
 	}
