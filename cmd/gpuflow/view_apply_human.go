@@ -109,8 +109,9 @@ func (v *applyHuman) liveLines() []string {
 	var out []string
 	for _, a := range addrs {
 		p := v.running[a]
-		out = append(out, fmt.Sprintf("  %s %-*s %s %6s  %s", v.pal.cyan.Sprint("~"), width+6, "stage."+a, p.bar(progressBarWidth),
-			shortDuration(now.Sub(p.started)), truncate(p.status(), 100)))
+		line := fmt.Sprintf("  %s %-*s %s %6s  %s", v.pal.cyan.Sprint("~"), width+6, "stage."+a, p.bar(progressBarWidth),
+			shortDuration(now.Sub(p.started)), truncate(p.status(), 100))
+		out = append(out, strings.TrimRight(line, " "))
 	}
 	return out
 }

@@ -95,11 +95,20 @@ func (p *stageProgress) status() string {
 }
 
 func (p *stageProgress) amount() string {
-	label := strings.TrimSpace(p.label + " ")
+	s := number(p.done)
 	if p.total > 0 {
-		return strings.TrimSpace(fmt.Sprintf("%s %s/%s %s (%.0f%%)", label, number(p.done), number(p.total), p.unit, 100*p.done/p.total))
+		s += "/" + number(p.total)
 	}
-	return strings.TrimSpace(fmt.Sprintf("%s %s %s", label, number(p.done), p.unit))
+	if p.unit != "" {
+		s += " " + p.unit
+	}
+	if p.total > 0 {
+		s += fmt.Sprintf(" (%.0f%%)", 100*p.done/p.total)
+	}
+	if p.label != "" {
+		s = p.label + " " + s
+	}
+	return s
 }
 
 func (p *stageProgress) metricText() string {
@@ -111,11 +120,11 @@ func (p *stageProgress) metricText() string {
 	return strings.Join(parts, " ")
 }
 
-// bar draws a progress bar of width cells, or spaces when the total is
-// unknown.
+// bar draws a progress bar of width cells, or blanks as wide when the
+// total is unknown, so the columns stay aligned.
 func (p *stageProgress) bar(width int) string {
 	if p.total <= 0 {
-		return "[" + strings.Repeat(" ", width) + "]"
+		return strings.Repeat(" ", width+2)
 	}
 	filled := int(math.Round(float64(width) * min(p.done/p.total, 1)))
 	return "[" + strings.Repeat("=", filled) + strings.Repeat(" ", width-filled) + "]"
