@@ -120,7 +120,13 @@ func (d *Dataset) decode(c *Config, ctx *hcl.EvalContext) hcl.Diagnostics {
 	vals := map[string]cty.Value{}
 	for name, attr := range attrs {
 		v, vdiags := attr.Expr.Value(ctx)
+		if !vdiags.HasErrors() {
+			vdiags = checkRange(v, attr.Expr.Range().Ptr())
+		}
 		diags = append(diags, vdiags...)
+		if vdiags.HasErrors() {
+			v = cty.DynamicVal
+		}
 		vals[name] = v
 	}
 	d.Value = cty.ObjectVal(vals)

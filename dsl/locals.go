@@ -36,6 +36,9 @@ func (c *Config) evaluateLocals() hcl.Diagnostics {
 		l := c.Locals[name]
 		ctx := c.baseContext(values)
 		val, vdiags := l.Expr.Value(ctx)
+		if !vdiags.HasErrors() {
+			vdiags = checkRange(val, l.Expr.Range().Ptr())
+		}
 		diags = append(diags, vdiags...)
 		if vdiags.HasErrors() {
 			val = cty.DynamicVal

@@ -45,6 +45,8 @@ func (c *Config) decodeVariable(b *hcl.Block) hcl.Diagnostics {
 			if err != nil {
 				diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid default value for variable",
 					Detail: fmt.Sprintf("This default cannot be used for variable %q: %s. Change it to match the type %s.", v.Name, err, typeexpr.TypeString(v.Type)), Subject: attr.Expr.Range().Ptr()})
+			} else if rdiags := checkRange(conv, attr.Expr.Range().Ptr()); rdiags.HasErrors() {
+				diags = append(diags, rdiags...)
 			} else {
 				v.Default = conv
 			}
@@ -147,6 +149,9 @@ func (v *Variable) set(val cty.Value, source string, subject *hcl.Range) hcl.Dia
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid value for variable",
 			Detail:  fmt.Sprintf("The value for %q from %s is not valid: %s. It must be of type %s.", v.Name, source, err, typeexpr.TypeString(v.Type)),
 			Subject: subject}}
+	}
+	if diags := checkRange(conv, subject); diags.HasErrors() {
+		return diags
 	}
 	v.Value, v.ValueSource = conv, source
 	return nil

@@ -159,8 +159,10 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
+// jsonNumber writes integers of up to 64 bits in full and anything else
+// in exponent form, which stays short however large the exponent.
 func jsonNumber(f *big.Float) json.Number {
-	if f.IsInt() {
+	if f.IsInt() && f.MantExp(nil) <= 64 {
 		return json.Number(f.Text('f', 0))
 	}
 	return json.Number(f.Text('g', -1))

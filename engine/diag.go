@@ -5,8 +5,11 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/dsl"
+	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
 // rangeOr returns the range recorded for key, or fallback.
@@ -31,6 +34,17 @@ func suggestTail(given string, candidates []string) string {
 		return fmt.Sprintf("; did you mean %q?", s)
 	}
 	return ""
+}
+
+// numbersInRange reports a number in a decoded stage body that
+// dsl.FindOutOfRange refuses, pointing at its source.
+func numbersInRange(config cty.Value, body hcl.Body, spec hcldec.Spec) hcl.Diagnostics {
+	path, bad := dsl.FindOutOfRange(config)
+	if !bad {
+		return nil
+	}
+	r := api.PathRange(body, spec, path)
+	return hcl.Diagnostics{dsl.OutOfRangeDiagnostic(&r)}
 }
 
 // declaredList is " Declared: a, b." or "" when there are none.

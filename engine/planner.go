@@ -114,6 +114,7 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 		return nil, diags
 	}
 	config, cdiags := hcldec.Decode(s.Body, n.spec, p.evalContext(n))
+	cdiags = append(cdiags, numbersInRange(config, s.Body, n.spec)...)
 	diags = append(diags, cdiags...)
 	if cdiags.HasErrors() {
 		return nil, diags
