@@ -1,0 +1,69 @@
+package exec
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+)
+
+// tailLines is how many trailing lines of output a stage keeps for its
+// stdout_tail output and for the message of a failure.
+const tailLines = 20
+
+// maxLine bounds a line held in memory; a longer one is cut into pieces.
+const maxLine = 64 << 10
+
+// outputSink receives one output stream of the command: it copies the
+// bytes to a log file untouched, sends each line as a log event and keeps
+// the last lines. os/exec writes to it from one goroutine and Wait waits
+// for that goroutine, so it needs no lock.
+type outputSink struct {
+	file    io.Writer
+	events  api.EventSink
+	partial []byte
+	tail    []string
+	fileErr error
+}
+
+func (o *outputSink) Write(p []byte) (int, error) {
+	if o.fileErr == nil {
+		_, o.fileErr = o.file.Write(p)
+	}
+	data := append(o.partial, p...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 && len(data) < maxLine {
+			break
+		}
+		if i < 0 {
+			i = maxLine
+			o.line(data[:i])
+			data = data[i:]
+			continue
+		}
+		o.line(data[:i])
+		data = data[i+1:]
+	}
+	o.partial = append(o.partial[:0:0], data...)
+	return len(p), nil
+}
+
+// flush emits a last line that had no newline.
+func (o *outputSink) flush() {
+	if len(o.partial) > 0 {
+		o.line(o.partial)
+		o.partial = nil
+	}
+}
+
+func (o *outputSink) line(b []byte) {
+	line := strings.TrimSuffix(string(b), "\r")
+	o.events.Send(api.Event{Time: time.Now(), Log: &api.Log{Level: "info", Message: line}})
+	o.tail = append(o.tail, line)
+	if len(o.tail) > tailLines {
+		o.tail = append(o.tail[:0:0], o.tail[len(o.tail)-tailLines:]...)
+	}
+}

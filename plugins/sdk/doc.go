@@ -1,0 +1,10 @@
+// Package sdk is what a plugin author needs to turn an api.Provider into a
+// gpuflow plugin executable: a main that calls Serve.
+//
+// It owns the plugin side of the transport: the go-plugin handshake (magic
+// cookie and protocol versions), the gRPC adapter for protocol v1, and a
+// logger whose lines the host re-emits under the plugin's name. It also
+// offers Stopper, a small helper for implementing Provider.Stop.
+//
+// It is not the host side (plugins/client) and holds no plugin logic.
+package sdk
