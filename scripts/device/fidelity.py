@@ -264,9 +264,12 @@ def cmd_compare(args):
     for path in args.gpuflow:
         with open(path) as f:
             r = json.load(f)
-        for key in ("gemm", "hbm", "p2p", "nccl", "versions", "gpus"):
+        for key in ("gemm", "hbm", "p2p", "nccl", "gpus"):
             if r.get(key):
                 gf[key] = r[key]
+        for k, v in r.get("versions", {}).items():
+            if v:
+                gf.setdefault("versions", {})[k] = v
     with open(args.torch) as f:
         pt = json.load(f)
     lines = []
@@ -287,12 +290,12 @@ def cmd_compare(args):
             med([r["one_way_gbps"] for r in pt["p2p"]]), "GB/s")
         row("p2p both ways 1 GiB", med([r["bidir_gbps"] for r in gf.get("p2p", []) if r.get("bidir_gbps")]),
             med([r["bidir_gbps"] for r in pt["p2p"] if "bidir_gbps" in r]), "GB/s")
-    for r in pt.get("nccl", []):
-        # One rank moves nothing between GPUs (busbw 0): compare algbw.
-        key = "busbw_gbps" if r["busbw_gbps"] > 0 else "algbw_gbps"
-        mine = [x[key] for x in gf.get("nccl", []) if x["op"] == r["op"] and x["bytes"] == r["bytes"] and not x["in_place"]]
+    # With one rank NCCL copies or does nothing, PyTorch may skip the call:
+    # there is nothing to compare.
+    for r in pt.get("nccl", []) if pt.get("gpus", 1) > 1 else []:
+        mine = [x["busbw_gbps"] for x in gf.get("nccl", []) if x["op"] == r["op"] and x["bytes"] == r["bytes"] and not x["in_place"]]
         if mine:
-            row(f"nccl {r['op']} {r['bytes'] >> 20} MiB {key.split('_')[0]}", mine[0], r[key], "GB/s")
+            row(f"nccl {r['op']} {r['bytes'] >> 20} MiB busbw", mine[0], r["busbw_gbps"], "GB/s")
     v = gf.get("versions", {})
     name = gf.get("gpus", [{}])[0].get("name", "?")
     print(f"\nfidelity: {len(gf.get('gpus', []))}x {name}, driver {v.get('driver')}, CUDA {v.get('cuda')}, "

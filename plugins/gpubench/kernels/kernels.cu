@@ -125,27 +125,55 @@ static __device__ __forceinline__ float load_as_f32(const void *p, int dt, u64 i
   }
 }
 
-// random_bits is the bit pattern fill_random stores at element i: floats
-// uniform in [-1, 1); e4m3 bytes are random bits with the top exponent bit
-// cleared, so magnitudes stay under 2 and no NaN appears.
+// f32_to_e4m3 rounds |f| < 1 to nearest even e4m3 (bias 7; subnormals
+// step 2^-9), as frameworks convert to float8_e4m3fn. sm_80 PTX has no
+// e4m3 conversion, so it is done on the bits.
+static __device__ __forceinline__ u32 f32_to_e4m3(float f) {
+  u32 bits = f32_bits(f);
+  u32 sign = (bits >> 24) & 0x80u;
+  float a = bits_f32(bits & 0x7FFFFFFFu);
+  if (a < 0.015625f) { // below 2^-6: subnormal, m * 2^-9 with m in 0..8
+    float q = a * 512.0f;
+    u32 m = (u32)(q + 0.5f);
+    if ((float)m - q == 0.5f && (m & 1u)) {
+      m--; // a tie rounds to even
+    }
+    return sign | m; // m == 8 is 2^-6, the smallest normal, bit for bit
+  }
+  u32 ab = f32_bits(a);
+  u32 exp = (ab >> 23) - 120u; // 127 - 7
+  u32 man = ab & 0x7FFFFFu;
+  u32 m3 = man >> 20, rest = man & 0xFFFFFu;
+  if (rest > 0x80000u || (rest == 0x80000u && (m3 & 1u))) {
+    m3++;
+  }
+  if (m3 == 8u) {
+    m3 = 0;
+    exp++;
+  }
+  return sign | (exp << 3) | m3;
+}
+
+// random_bits is the bit pattern fill_random stores at element i: values
+// uniform in [-1, 1), rounded to nearest even in the element type.
 static __device__ __forceinline__ u32 random_bits(int dt, u64 i, u64 seed) {
-  u64 r = mix64(i, seed);
+  float v = uniform(mix64(i, seed));
   switch (dt) {
   case DT_F16:
-    return f32_to_f16(uniform(r));
+    return f32_to_f16(v);
   case DT_BF16:
-    return f32_to_bf16(uniform(r));
+    return f32_to_bf16(v);
   case DT_E4M3:
-    return (u32)(r >> 56) & 0xBFu;
+    return f32_to_e4m3(v);
   default:
-    return f32_bits(uniform(r));
+    return f32_bits(v);
   }
 }
 
 extern "C" {
 
 // fill_random writes n seeded pseudo-random values of type dt: never a
-// buffer of zeros.
+// buffer of zeros, and the distribution PyTorch's rand()*2-1 gives.
 __global__ void fill_random(void *out, int dt, u64 n, u64 seed) {
   for (u64 i = global_index(); i < n; i += global_stride()) {
     u32 v = random_bits(dt, i, seed);

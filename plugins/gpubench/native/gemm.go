@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 	"unsafe"
 
 	"github.com/gpuflow/gpuflow/plugins/gpubench/kernels"
@@ -96,37 +97,70 @@ func (g *gpu) gemm(ctx context.Context, t gemmType, spec node.GEMMSpec) (res nod
 	if err != nil {
 		return res, err
 	}
+	best, err := mm.probe(ctx, cands)
+	if err != nil {
+		return res, err
+	}
+	res.Candidates = len(cands)
+	if err := g.poison(mm.d, int64(spec.M)*int64(spec.N)*t.outBytes); err != nil {
+		return res, err
+	}
+	// The probe is short, and a kernel fastest in a burst may not be under
+	// the power cap of a long run: time the winner and cuBLASLt's own first
+	// choice in full, and keep the faster.
+	finalists := []int{best}
+	if best != 0 {
+		finalists = append(finalists, 0)
+	}
+	res.Seconds = math.Inf(1)
+	for _, i := range finalists {
+		s, err := g.timed(spec.Warmup, spec.Iters, func() error { return mm.run(&cands[i].algo) })
+		if err != nil {
+			return res, err
+		}
+		if s < res.Seconds {
+			res.Seconds, res.Best = s, i
+		}
+	}
+	res.RelErr, err = mm.check()
+	return res, err
+}
+
+// probeTarget is how long each candidate runs in the probe, at least.
+const probeTarget = 100 * time.Millisecond
+
+// probe times every candidate briefly and returns the fastest's index. A
+// candidate that fails (cuBLASLt's estimate can be wrong) is passed over.
+func (mm *matmul) probe(ctx context.Context, cands []C.cublasLtMatmulHeuristicResult_t) (int, error) {
+	g, spec := mm.g, mm.spec
+	iters := 3
 	best, bestS := -1, math.Inf(1)
 	var failures []error
 	for i := range cands {
 		if err := ctx.Err(); err != nil {
-			return res, err
+			return 0, err
 		}
-		s, err := g.timed(1, 3, func() error { return mm.run(&cands[i].algo) })
+		s, err := g.timed(1, iters, func() error { return mm.run(&cands[i].algo) })
 		if err != nil {
-			// A candidate may fail where cuBLASLt's estimate was wrong;
-			// the others still count.
 			failures = append(failures, fmt.Errorf("candidate %d: %w", i, err))
 			continue
+		}
+		if best < 0 {
+			// Size the probe from the first time measured.
+			iters = min(max(3, int(math.Ceil(probeTarget.Seconds()/s))), max(spec.Iters, 3))
+			if s, err = g.timed(0, iters, func() error { return mm.run(&cands[i].algo) }); err != nil {
+				return 0, err
+			}
 		}
 		if s < bestS {
 			best, bestS = i, s
 		}
 	}
 	if best < 0 {
-		return res, fmt.Errorf("gemm %s %dx%dx%d: every heuristic candidate failed: %w",
+		return 0, fmt.Errorf("gemm %s %dx%dx%d: every heuristic candidate failed: %w",
 			spec.DType, spec.M, spec.N, spec.K, errors.Join(failures...))
 	}
-	res.Candidates, res.Best = len(cands), best
-	if err := g.poison(mm.d, int64(spec.M)*int64(spec.N)*t.outBytes); err != nil {
-		return res, err
-	}
-	res.Seconds, err = g.timed(spec.Warmup, spec.Iters, func() error { return mm.run(&cands[best].algo) })
-	if err != nil {
-		return res, err
-	}
-	res.RelErr, err = mm.check()
-	return res, err
+	return best, nil
 }
 
 func (g *gpu) newMatmul(t gemmType, spec node.GEMMSpec) (*matmul, error) {

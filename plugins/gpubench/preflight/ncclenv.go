@@ -25,6 +25,8 @@ var knownNCCLVars = []string{
 	"NCCL_SHARP_DISABLE", "NCCL_SHARP_ENABLE", "NCCL_SHM_DISABLE", "NCCL_SOCKET_FAMILY",
 	"NCCL_SOCKET_IFNAME", "NCCL_SOCKET_NTHREADS", "NCCL_TOPO_DUMP_FILE", "NCCL_TOPO_FILE",
 	"NCCL_TUNER_PLUGIN", "NCCL_WORK_FIFO_DEPTH",
+	// Not read by NCCL, but set by NVIDIA's CUDA container images.
+	"NCCL_VERSION",
 }
 
 // CheckNCCLEnv reviews the NCCL_* environment. network is the hardware's
