@@ -84,6 +84,7 @@ func TestApplyPluginProcesses(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		body       string
+		timeout    time.Duration
 		want       string
 		wantDetail string // in the stage's diagnostics
 		wantState  string
@@ -97,7 +98,7 @@ func TestApplyPluginProcesses(t *testing.T) {
 			wantDetail: "nil pointer dereference", wantState: state.StatusFailed},
 		"exit": {body: `behavior = "exit"`, want: "failed: plugin fake exited unexpectedly",
 			wantState: state.StatusFailed},
-		"timeout": {body: `behavior = "hang"`, want: "failed: it ran past the stage timeout of 200ms and was stopped",
+		"timeout": {body: `behavior = "hang"`, timeout: 200 * time.Millisecond, want: "failed: it ran past the stage timeout of 200ms and was stopped",
 			wantState: state.StatusFailed},
 	}
 	for name, tc := range tests {
@@ -110,7 +111,7 @@ stage "fake" "bystander" {
   duration = "100ms"
 }
 `
-			res, st := applyProcesses(t, context.Background(), src, engine.ApplyOptions{StageTimeout: 200 * time.Millisecond, StopGrace: 5 * time.Second})
+			res, st := applyProcesses(t, context.Background(), src, engine.ApplyOptions{StageTimeout: tc.timeout, StopGrace: 5 * time.Second})
 			want := map[string]string{"fake.x": tc.want, "fake.bystander": "succeeded"}
 			if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 				t.Errorf("outcomes (-want +got):\n%s", diff)
@@ -132,10 +133,10 @@ stage "fake" "bystander" {
 func TestApplyPluginProcessCancel(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	obs := &startObserver{started: make(chan string, 4)}
+	// The plugin's first event comes after it began tracking Stop.
+	obs := &firstEventObserver{first: make(chan string, 16)}
 	go func() {
-		<-obs.started
-		time.Sleep(100 * time.Millisecond) // let the plugin get into its hang
+		<-obs.first
 		cancel()
 	}()
 	res, st := applyProcesses(t, ctx, `stage "fake" "x" {
@@ -166,11 +167,17 @@ func stageResult(res *engine.ApplyResult, addr string) *engine.StageResult {
 	return &engine.StageResult{}
 }
 
-// startObserver reports each stage's start.
-type startObserver struct {
-	started chan string
+// firstEventObserver reports the stage of each event, dropping those no
+// one waits for.
+type firstEventObserver struct {
+	first chan string
 }
 
-func (o *startObserver) StageStarted(sp *engine.StagePlan, _ time.Time) { o.started <- sp.Address }
-func (o *startObserver) StageEvent(string, api.Event)                   {}
-func (o *startObserver) StageFinished(*engine.StageResult)              {}
+func (o *firstEventObserver) StageStarted(*engine.StagePlan, time.Time) {}
+func (o *firstEventObserver) StageFinished(*engine.StageResult)         {}
+func (o *firstEventObserver) StageEvent(addr string, _ api.Event) {
+	select {
+	case o.first <- addr:
+	default:
+	}
+}
