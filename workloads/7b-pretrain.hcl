@@ -160,6 +160,6 @@ output "checkpoint" {
 }
 
 output "train_tokens" {
-  description = "Tokens the data prep wrote, all splits."
-  value       = stage.data_prep.fineweb.outputs.tokens
+  description = "Tokens in the training split."
+  value       = stage.data_prep.fineweb.outputs.train.tokens
 }
