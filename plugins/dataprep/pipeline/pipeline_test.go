@@ -25,7 +25,7 @@ var (
 	tokenizerErr  error
 )
 
-func testTokenizer(t *testing.T) *bpe.Tokenizer {
+func testTokenizer(t testing.TB) *bpe.Tokenizer {
 	t.Helper()
 	tokenizerOnce.Do(func() {
 		tokenizer, tokenizerErr = bpe.Open(filepath.Join("..", "bpe", "testdata", "vocab", "cl100k_base.tiktoken.gz"), bpe.KindTiktoken, "")
@@ -66,7 +66,7 @@ func writeJSONL(t *testing.T, dir, name string, texts []string) string {
 	return path
 }
 
-func testConfig(t *testing.T, files []string, out string) Config {
+func testConfig(t testing.TB, files []string, out string) Config {
 	t.Helper()
 	dec, err := input.NewJSONLDecoder("text")
 	if err != nil {
