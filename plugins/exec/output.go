@@ -34,21 +34,29 @@ func (o *outputSink) Write(p []byte) (int, error) {
 	}
 	data := append(o.partial, p...)
 	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 && len(data) < maxLine {
+		n, skip := nextLine(data)
+		if n < 0 {
 			break
 		}
-		if i < 0 {
-			i = maxLine
-			o.line(data[:i])
-			data = data[i:]
-			continue
-		}
-		o.line(data[:i])
-		data = data[i+1:]
+		o.line(data[:n])
+		data = data[n+skip:]
 	}
 	o.partial = append(o.partial[:0:0], data...)
 	return len(p), nil
+}
+
+// nextLine finds the end of the first line in data: its length, and how
+// many bytes end it (1 for a newline, 0 where an overlong line is cut).
+// n is -1 when data holds no whole line yet.
+func nextLine(data []byte) (n, skip int) {
+	i := bytes.IndexByte(data, '\n')
+	switch {
+	case i >= 0 && i <= maxLine:
+		return i, 1
+	case len(data) >= maxLine:
+		return maxLine, 0
+	}
+	return -1, 0
 }
 
 // flush emits a last line that had no newline.
