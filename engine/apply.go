@@ -127,7 +127,10 @@ func Apply(ctx context.Context, plan *Plan, w *Workload, opts ApplyOptions) (*Ap
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	a.graph.Walk(ctx, a.opts.Parallelism, a.visit)
+	// The walk itself is unbounded: a stage takes one of opts.Parallelism
+	// slots only once it holds its GPUs (runStage), so stages waiting for
+	// GPUs, and unchanged ones, never keep others from running.
+	a.graph.Walk(ctx, max(1, len(plan.Stages)), a.visit)
 	return a.finish(ctx), diags
 }
 
@@ -141,6 +144,8 @@ type applier struct {
 	graph  *dag.Graph
 	prior  *state.State
 	claims *claimLocks
+	// slots holds a token per running stage, up to opts.Parallelism.
+	slots chan struct{}
 	// canStop is keyed by plugin name: whether its Stop ends a running
 	// apply (else stopping a stage is a kill).
 	canStop map[string]bool
@@ -165,7 +170,7 @@ func newApplier(ctx context.Context, plan *Plan, w *Workload, opts ApplyOptions)
 		return nil, diags
 	}
 	a := &applier{plan: plan, w: w, opts: opts, byAddr: map[string]*StagePlan{}, nodes: nodes, graph: dag.New(),
-		prior: opts.State.Snapshot(), claims: newClaimLocks(), canStop: map[string]bool{}, results: map[string]*StageResult{}}
+		prior: opts.State.Snapshot(), claims: newClaimLocks(), slots: make(chan struct{}, opts.Parallelism), canStop: map[string]bool{}, results: map[string]*StageResult{}}
 	for _, sp := range plan.Stages {
 		a.byAddr[sp.Address] = sp
 		a.graph.Add(sp.Address)

@@ -41,6 +41,12 @@ func (a *applier) runStage(ctx context.Context, sp *StagePlan) *StageResult {
 	if err != nil {
 		return &StageResult{Address: sp.Address, Outcome: OutcomeSkipped, Reason: "the apply was interrupted while it waited for its GPUs"}
 	}
+	select {
+	case a.slots <- struct{}{}:
+		defer func() { <-a.slots }()
+	case <-ctx.Done():
+		return &StageResult{Address: sp.Address, Outcome: OutcomeSkipped, Reason: "the apply was interrupted before it started"}
+	}
 	return a.execute(ctx, sp, n, config, hash)
 }
 
