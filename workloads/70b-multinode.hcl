@@ -10,8 +10,9 @@
 # (80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads, vocab 32000,
 # 4096 positions: the llama2-70b preset), FSDP full sharding with bf16
 # mixed precision and FP8 compute, batch 2 x 4096 per rank, AdamW lr 1e-4,
-# 1,000 steps, and the all-reduce expectation across nodes (about
-# 350 GB/s). Those are the guide's claims, not measurements.
+# 1,000 steps, the NCCL settings of its nccl_env.sh, and the all-reduce
+# expectation across nodes (about 350 GB/s). Those are the guide's claims,
+# not measurements.
 #
 # The plan warns (dp-on-network-no-overlap) that FSDP's gathers and
 # reductions across the two servers are not hidden behind compute at this
@@ -32,6 +33,15 @@ variable "data" {
 locals {
   dp          = 2
   micro_batch = 2
+
+  # The site-specific part of the guide's nccl_env.sh: gpuflow derives the
+  # rest from the hardware (NVLink-only peer traffic, GID index 3 for
+  # RoCEv2, GPUDirect RDMA), as the plan shows.
+  nccl_site = {
+    NCCL_IB_HCA        = "mlx5_0"
+    NCCL_SOCKET_IFNAME = "eth0"
+    NCCL_BUFFSIZE      = "8388608" # 8 MiB buffers
+  }
 }
 
 hardware "xe9780x2" {
@@ -55,6 +65,7 @@ layout "tp8dp2_fsdp" {
 
 stage "benchmark" "fabric" {
   hardware = hardware.xe9780x2
+  nccl_env = local.nccl_site
 
   health {}
 
@@ -76,6 +87,7 @@ stage "pretrain" "llama70b" {
   model     = model.llama70b
   layout    = layout.tp8dp2_fsdp
   framework = "fsdp2"
+  nccl_env  = local.nccl_site
 
   data  = var.data
   steps = 1000
