@@ -12,6 +12,9 @@
 # The reference's fifth check, training throughput, is a pretrain stage's
 # job: see workloads/h200-lab.hcl.
 #
+# With nodes above 1 this release checks the node the stage runs on and
+# warns so; NCCL across nodes comes with the Slurm executor (issue 9).
+#
 # The compute and memory marks are kept as shares of the profile's peaks,
 # so the same file accepts other GPUs:
 #
