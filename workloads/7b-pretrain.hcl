@@ -15,6 +15,11 @@
 #   gpuflow plan workloads/7b-pretrain.hcl
 #   gpuflow plan -var steps=2000 workloads/7b-pretrain.hcl
 
+# Llama 2's tokenizer is SentencePiece BPE with byte fallback, which this
+# release's data prep (byte-level BPE only) refuses when it runs: plan and
+# validate pass, apply stops at the data prep with that reason. Until then,
+# point this at a byte-level tokenizer.json and set the model's vocab to
+# match.
 variable "tokenizer" {
   type        = string
   description = "Llama 2's tokenizer.json (from meta-llama/Llama-2-7b-hf), downloaded beforehand: data prep reads local files only."
