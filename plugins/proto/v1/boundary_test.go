@@ -23,6 +23,7 @@ func TestImportBoundaries(t *testing.T) {
 		"plugins/proto/v1/convert": true,
 		"plugins/proto/v1":         true,
 	}
+	importers := map[string]bool{}
 	root := filepath.Join("..", "..", "..")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -42,6 +43,9 @@ func TestImportBoundaries(t *testing.T) {
 		}
 		for _, imp := range file.Imports {
 			target, _ := strconv.Unquote(imp.Path.Value)
+			if target == module+"plugins/proto/v1" {
+				importers[pkg] = true
+			}
 			if target == module+"plugins/proto/v1" && !adapters[pkg] {
 				t.Errorf("%s imports the generated protocol code; use plugins/api", path)
 			}
@@ -53,5 +57,8 @@ func TestImportBoundaries(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !importers["plugins/sdk"] || !importers["plugins/client"] {
+		t.Errorf("the walk missed the adapters (found importers %v)", importers)
 	}
 }
