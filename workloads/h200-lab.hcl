@@ -47,8 +47,9 @@ variable "tokenizer" {
 }
 
 variable "pretrain_steps" {
-  type    = number
-  default = 300
+  type        = number
+  description = "Optimizer steps of the pre-train, 64 sequences of 1024 tokens each."
+  default     = 300
 }
 
 locals {
