@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side tokens/s of gpuflow's Go BPE (plugins/dataprep/bpe) and
 # Hugging Face tokenizers, on the same vocabulary (o200k as tokenizer.json)
-# and the same text (the Jargon File from Debian's jargon-text package).
+# and the same text (the Jargon File from Debian's jargon-text package);
+# then numpy reads the shard writer's golden Megatron (MMIDIDX) and .npy
+# files with scripts/device/shard_check.py.
 #
 # Here (builds the Go benchmark binary, gathers vocabulary and corpus):
 #   apt-get install -y jargon-text     # once
@@ -32,6 +34,9 @@ run() {
   python3 "$root/scripts/device/tokenizer_bench.py" \
     --go-test "$dir/bpe.test" --vocab "$dir/tokenizer.json" --corpus "$dir/corpus.txt" \
     --threads "$(nproc)"
+  local golden="$root/plugins/dataprep/shard/testdata"
+  python3 "$root/scripts/device/shard_check.py" \
+    "$golden/megatron_uint16" "$golden/tokens_uint16.npy" "$golden/tokens_uint32.npy"
 }
 
 case "${1:-}" in
