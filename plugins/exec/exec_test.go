@@ -333,3 +333,24 @@ func TestCancelEndsCommand(t *testing.T) {
 		t.Errorf("diagnostics = %+v", resp.Diagnostics)
 	}
 }
+
+func TestHostLeavingCutsStopGraceShort(t *testing.T) {
+	t.Parallel()
+	p := exec.New(exec.Options{StopGrace: time.Minute})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, done := running(t, p, ctx, map[string]cty.Value{"command": command("sh", "-c", `trap "" TERM; echo go; sleep 30`)})
+	if err := p.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case <-done:
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("the command took %s to end", took)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the command kept its minute of grace after the host left")
+	}
+}

@@ -29,8 +29,9 @@ const (
 // when the stage is stopped or times out.
 const DefaultStopGrace = 10 * time.Second
 
-// cancelGrace is the grace when the host goes away (its context ends): it
-// must fit in the two seconds the host gives a closing plugin process.
+// cancelGrace is the grace when the host goes away (its context ends),
+// also during a stop's longer grace: it must fit in the two seconds the
+// host gives a closing plugin process.
 const cancelGrace = time.Second
 
 // Options tune a Provider.
@@ -114,6 +115,7 @@ func (p *Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink a
 	if diags.HasErrors() {
 		return &api.ApplyResponse{Diagnostics: diags}, nil
 	}
+	hostGone := ctx.Done()
 	ctx, release := p.stopper.Track(ctx)
 	defer release()
 	if cfg.Timeout > 0 {
@@ -121,7 +123,7 @@ func (p *Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink a
 		ctx, cancel = context.WithTimeoutCause(ctx, cfg.Timeout, errTimeout)
 		defer cancel()
 	}
-	r := &run{cfg: cfg, req: req, events: sink, grace: p.grace}
+	r := &run{cfg: cfg, req: req, events: sink, grace: p.grace, hostGone: hostGone}
 	artifacts, err := r.execute(ctx)
 	if err != nil {
 		return nil, err

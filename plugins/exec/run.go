@@ -29,6 +29,9 @@ type run struct {
 	// grace is how long the command has between SIGTERM and SIGKILL,
 	// chosen by why it is being ended.
 	grace func(cause error) time.Duration
+	// hostGone is closed when the host cancels the call or goes away; it
+	// cuts a grace period short.
+	hostGone <-chan struct{}
 
 	stdout, stderr *outputSink
 	exitCode       int
@@ -95,7 +98,7 @@ func (r *run) wait(ctx context.Context, cmd *exec.Cmd) {
 		select {
 		case <-exited:
 		case <-ctx.Done():
-			terminate(cmd, r.grace(context.Cause(ctx)), exited)
+			terminate(cmd, r.grace(context.Cause(ctx)), exited, r.hostGone)
 		}
 	}()
 	_ = cmd.Wait() // the exit status is in ProcessState; ErrWaitDelay only means a background process kept the pipes
@@ -105,14 +108,25 @@ func (r *run) wait(ctx context.Context, cmd *exec.Cmd) {
 	r.signal = signalName(cmd.ProcessState)
 }
 
-// terminate asks the group to end, then kills it after grace.
-func terminate(cmd *exec.Cmd, grace time.Duration, exited <-chan struct{}) {
+// terminate asks the group to end, then kills it after grace, or sooner
+// if the host goes away meanwhile: the plugin process may be killed soon
+// after, and the group must not outlive it.
+func terminate(cmd *exec.Cmd, grace time.Duration, exited, hostGone <-chan struct{}) {
 	signalGroup(cmd, syscall.SIGTERM)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
 	select {
 	case <-exited:
-	case <-time.After(grace):
-		signalGroup(cmd, syscall.SIGKILL)
+		return
+	case <-timer.C:
+	case <-hostGone:
+		select {
+		case <-exited:
+			return
+		case <-time.After(cancelGrace):
+		}
 	}
+	signalGroup(cmd, syscall.SIGKILL)
 }
 
 // mergeEnv lays the stage's environment over gpuflow's, and the stage
