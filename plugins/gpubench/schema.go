@@ -66,7 +66,8 @@ var stageSchema = &api.BlockSchema{
 			"dtypes":          attr(cty.List(cty.String), "Any of bf16, fp16, tf32, fp8 (e4m3, TN); default all four."),
 			"sizes":           attr(cty.List(cty.Number), "Square sizes M=N=K; default [8192, 16384]."),
 			"top_k":           attr(cty.Number, "Heuristic candidates timed (default 8)."),
-			"warmup":          attr(cty.Number, "Untimed products first (default 5)."),
+			"warmup":          attr(cty.Number, "Untimed products first, at least (default 5)."),
+			"warmup_s":        attr(cty.Number, "Seconds of untimed products first, at least, so that clocks settle under the power cap (default 0.5)."),
 			"iters":           attr(cty.Number, "Timed products (default 50)."),
 			"workspace_bytes": attr(sizeType, "cuBLASLt workspace (default 32MiB)."),
 		}, map[string]*api.Attribute{

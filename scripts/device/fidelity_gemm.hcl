@@ -3,6 +3,7 @@ gemm {
   dtypes = ["bf16", "fp16", "tf32", "fp8"]
   sizes  = [8192, 16384]
   top_k  = 8
-  warmup = 5
-  iters  = 50
+  warmup   = 5
+  warmup_s = 0.5
+  iters    = 50
 }

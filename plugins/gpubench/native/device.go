@@ -136,15 +136,19 @@ func (t *timer) wait(abort <-chan struct{}) (bool, error) {
 // timed runs body iters times between the timer's events after warmup
 // untimed runs, and returns the mean seconds of one run.
 func (g *gpu) timed(warmup, iters int, body func() error) (float64, error) {
+	return g.timedAfter(warmup, 0, iters, body)
+}
+
+// timedAfter is timed with a warm-up of at least warmup runs and at least
+// warmupSeconds of GPU time.
+func (g *gpu) timedAfter(warmup int, warmupSeconds float64, iters int, body func() error) (float64, error) {
 	t, err := g.newTimer()
 	if err != nil {
 		return 0, err
 	}
 	defer t.destroy()
-	for range warmup {
-		if err := body(); err != nil {
-			return 0, err
-		}
+	if err := g.warm(warmup, warmupSeconds, body); err != nil {
+		return 0, err
 	}
 	if err := t.begin(g.stream); err != nil {
 		return 0, err
@@ -159,6 +163,24 @@ func (g *gpu) timed(warmup, iters int, body func() error) (float64, error) {
 	}
 	s, err := t.seconds()
 	return s / float64(iters), err
+}
+
+// warm runs body at least count times and for at least seconds, waiting
+// for the GPU every few runs so that the clock measures its work, not the
+// queueing of it.
+func (g *gpu) warm(count int, seconds float64, body func() error) error {
+	start := time.Now()
+	for i := 0; i < count || time.Since(start).Seconds() < seconds; i++ {
+		if err := body(); err != nil {
+			return err
+		}
+		if seconds > 0 && i%4 == 3 {
+			if err := g.sync(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // counter is a device-side count of wrong elements.

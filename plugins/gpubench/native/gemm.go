@@ -114,7 +114,7 @@ func (g *gpu) gemm(ctx context.Context, t gemmType, spec node.GEMMSpec) (res nod
 	}
 	res.Seconds = math.Inf(1)
 	for _, i := range finalists {
-		s, err := g.timed(spec.Warmup, spec.Iters, func() error { return mm.run(&cands[i].algo) })
+		s, err := g.timedAfter(spec.Warmup, spec.WarmupSeconds, spec.Iters, func() error { return mm.run(&cands[i].algo) })
 		if err != nil {
 			return res, err
 		}

@@ -58,8 +58,11 @@ type GEMMSpec struct {
 	M, N, K int
 	// TopK is how many of cuBLASLt's heuristic candidates to time; the
 	// fastest is kept.
-	TopK           int
-	Warmup, Iters  int
+	TopK          int
+	Warmup, Iters int
+	// WarmupSeconds keeps the warm-up going at least this long, so that
+	// timing starts with clocks settled under the power cap.
+	WarmupSeconds  float64
 	WorkspaceBytes int64
 	Seed           uint64
 }
