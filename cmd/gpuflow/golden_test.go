@@ -14,9 +14,16 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files with the current output")
 
 // testEnv runs verbs with captured output, no terminal and no colour, in
-// the real working directory.
+// the real working directory. The h200-lab workload's text corpora default
+// to files of this machine's Debian packages, which differ from machine to
+// machine, so the goldens point them at fixed files (paths are relative
+// to the workload's folder).
 func testEnv(stdout, stderr *bytes.Buffer) *cliEnv {
-	return &cliEnv{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, environ: []string{"NO_COLOR=1"}}
+	return &cliEnv{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, environ: []string{
+		"NO_COLOR=1",
+		"GPUFLOW_VAR_corpus=../cmd/gpuflow/testdata/corpus/a.txt",
+		"GPUFLOW_VAR_finetune_text=../cmd/gpuflow/testdata/corpus/b.txt",
+	}}
 }
 
 // checkGolden compares got with testdata/golden/name, or rewrites it with -update.

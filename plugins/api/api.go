@@ -99,15 +99,15 @@ type PlanResponse struct {
 
 // Detail is one labelled line of plan detail.
 type Detail struct {
-	Key   string
-	Value string
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // Claims are the resources a stage holds while it runs; stages whose GPU
 // claims overlap never run at the same time.
 type Claims struct {
-	Nodes       int
-	GPUsPerNode int
+	Nodes       int `json:"nodes"`
+	GPUsPerNode int `json:"gpus_per_node"`
 }
 
 // ApplyResponse is a stage's result.
