@@ -83,6 +83,9 @@ func FuzzScannerMatchesRegex(f *testing.F) {
 	for _, seed := range []string{"Hello, world!", "  a\n\n b", "I'LL 123456 ½", "e\u0301ǅʰ/\n/x", "😀 中文"} {
 		f.Add(seed)
 	}
+	for _, text := range readJSON[[]string](f, "corpus.json") {
+		f.Add(text)
+	}
 	refs := make(map[Pattern]*regexp2.Regexp)
 	for _, p := range allPatterns {
 		refs[p] = compileReference(f, p)
