@@ -51,6 +51,7 @@ type GEMMConfig struct {
 	TopK               int
 	Warmup, Iters      int
 	WarmupSeconds      float64
+	RestSeconds        float64
 	WorkspaceBytes     int64
 	MinTFLOPS          map[string]float64
 	MaxSlowestVsMedian float64 // 0: not checked
@@ -167,11 +168,8 @@ func decodeGEMM(g body) *GEMMConfig {
 		Iters:  g.count("iters", 50, 1),
 	}
 	c.WorkspaceBytes, _ = g.bytes("workspace_bytes", 32<<20)
-	c.WarmupSeconds, _ = g.float("warmup_s", 0.5)
-	if c.WarmupSeconds < 0 {
-		g.errorf("warmup_s", "Value too small", "warmup_s must be 0 or more seconds, not %g.", c.WarmupSeconds)
-		c.WarmupSeconds = 0.5
-	}
+	c.WarmupSeconds = g.seconds("warmup_s", 0)
+	c.RestSeconds = g.seconds("rest_s", 1)
 	e, _ := g.block("expect")
 	c.MinTFLOPS = e.perKey("min_tflops", gemmDTypes)
 	c.MaxSlowestVsMedian, _ = e.float("max_slowest_vs_median", 0)

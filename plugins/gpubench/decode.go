@@ -270,3 +270,13 @@ func (b body) perKey(name string, allowed []string) map[string]float64 {
 	}
 	return out
 }
+
+// seconds returns a number of seconds, 0 or more.
+func (b body) seconds(name string, def float64) float64 {
+	v, set := b.float(name, def)
+	if set && v < 0 {
+		b.errorf(name, "Value too small", "%s must be 0 or more seconds, not %g.", name, v)
+		return def
+	}
+	return v
+}

@@ -88,8 +88,8 @@ func (c *GEMMConfig) describe() string {
 	for _, s := range c.Sizes {
 		sizes = append(sizes, fmt.Sprintf("%d³", s))
 	}
-	s := fmt.Sprintf("%s at %s; best of %d cuBLASLt candidates, %d timed after %d warm-up and %gs",
-		strings.Join(c.DTypes, ", "), strings.Join(sizes, ", "), c.TopK, c.Iters, c.Warmup, c.WarmupSeconds)
+	s := fmt.Sprintf("%s at %s; best of %d cuBLASLt candidates, %d timed after %gs idle and %d warm-up (%gs at least)",
+		strings.Join(c.DTypes, ", "), strings.Join(sizes, ", "), c.TopK, c.Iters, c.RestSeconds, c.Warmup, c.WarmupSeconds)
 	var expect []string
 	for _, dt := range c.DTypes {
 		if min, ok := c.MinTFLOPS[dt]; ok {

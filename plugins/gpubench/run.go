@@ -113,7 +113,7 @@ func (r *Runner) gemm(ctx context.Context, c *GEMMConfig, res *Results) Verdict 
 			r.progress("gemm "+dt+" "+fmt.Sprint(size), done, total, "products")
 			done++
 			spec := node.GEMMSpec{DType: dt, M: size, N: size, K: size, TopK: c.TopK, Warmup: c.Warmup,
-				WarmupSeconds: c.WarmupSeconds, Iters: c.Iters, WorkspaceBytes: c.WorkspaceBytes, Seed: uint64(size)}
+				WarmupSeconds: c.WarmupSeconds, RestSeconds: c.RestSeconds, Iters: c.Iters, WorkspaceBytes: c.WorkspaceBytes, Seed: uint64(size)}
 			out, err := r.Node.GEMM(ctx, spec)
 			if err != nil {
 				v.Failures = append(v.Failures, fmt.Sprintf("%s %d³: %v", dt, size, err))

@@ -67,7 +67,8 @@ var stageSchema = &api.BlockSchema{
 			"sizes":           attr(cty.List(cty.Number), "Square sizes M=N=K; default [8192, 16384]."),
 			"top_k":           attr(cty.Number, "Heuristic candidates timed (default 8)."),
 			"warmup":          attr(cty.Number, "Untimed products first, at least (default 5)."),
-			"warmup_s":        attr(cty.Number, "Seconds of untimed products first, at least, so that clocks settle under the power cap (default 0.5)."),
+			"warmup_s":        attr(cty.Number, "Seconds of untimed products first, at least (default 0); a few seconds measure the sustained rate under the power cap."),
+			"rest_s":          attr(cty.Number, "Seconds the GPU idles before each timed run, so that every run starts alike (default 1)."),
 			"iters":           attr(cty.Number, "Timed products (default 50)."),
 			"workspace_bytes": attr(sizeType, "cuBLASLt workspace (default 32MiB)."),
 		}, map[string]*api.Attribute{

@@ -20,7 +20,7 @@ import time
 
 GEMM_DTYPES = ["bf16", "fp16", "tf32", "fp8"]
 GEMM_SIZES = [8192, 16384]
-GEMM_WARMUP, GEMM_WARMUP_S, GEMM_ITERS = 5, 0.5, 50
+GEMM_WARMUP, GEMM_WARMUP_S, GEMM_REST_S, GEMM_ITERS = 5, 0.0, 1.0, 50
 HBM_BYTES, HBM_WARMUP, HBM_ITERS = 4 << 30, 3, 20
 P2P_BYTES, P2P_WARMUP, P2P_ITERS = 1 << 30, 3, 10
 NCCL_OPS = ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast"]
@@ -58,8 +58,12 @@ def gemm(torch):
                     out = torch.empty(size, size, device=dev, dtype=t)
                     fn = lambda a=a, b=b, out=out: torch.matmul(a, b, out=out)
                 runs.append((g, fn))
-            # At least GEMM_WARMUP products and GEMM_WARMUP_S seconds, waiting
-            # every 4 so the clock measures GPU time (as gpubench's warm-up).
+            # Idle GEMM_REST_S, then at least GEMM_WARMUP products and
+            # GEMM_WARMUP_S seconds, waiting every 4 so the clock measures GPU
+            # time (as gpubench does before each timed run).
+            for g, _ in runs:
+                torch.cuda.synchronize(g)
+            time.sleep(GEMM_REST_S)
             t0, i = time.perf_counter(), 0
             while i < GEMM_WARMUP or time.perf_counter() - t0 < GEMM_WARMUP_S:
                 for g, fn in runs:

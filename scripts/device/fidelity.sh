@@ -38,13 +38,13 @@ echo "NCCL for both: ${NCCL_LIB:-system}"
 
 for c in health ${CHECKS//,/ }; do
 	echo "== gpuflow $c"
-	"$BIN" -q -profile "$PROFILE" -json "$WORK/gf_$c.json" "$HERE/fidelity_$c.hcl" > "$WORK/gf_$c.txt" 2>&1
+	timeout -k 10 240 "$BIN" -q -profile "$PROFILE" -json "$WORK/gf_$c.json" "$HERE/fidelity_$c.hcl" > "$WORK/gf_$c.txt" 2>&1
 	echo "exit $?"
 	cat "$WORK/gf_$c.txt"
 done
 
 echo "== PyTorch $CHECKS"
-python3 "$HERE/fidelity.py" torch --checks "$CHECKS" --json "$WORK/torch.json"
+timeout -k 10 300 python3 "$HERE/fidelity.py" torch --checks "$CHECKS" --json "$WORK/torch.json"
 echo "exit $?"
 
 gf=()

@@ -4,6 +4,7 @@ gemm {
   sizes    = [8192, 16384]
   top_k    = 8
   warmup   = 5
-  warmup_s = 0.5
+  warmup_s = 0
+  rest_s   = 1
   iters    = 50
 }

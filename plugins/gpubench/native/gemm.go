@@ -114,6 +114,12 @@ func (g *gpu) gemm(ctx context.Context, t gemmType, spec node.GEMMSpec) (res nod
 	}
 	res.Seconds = math.Inf(1)
 	for _, i := range finalists {
+		if err := g.sync(); err != nil {
+			return res, err
+		}
+		if err := rest(ctx, spec.RestSeconds); err != nil {
+			return res, err
+		}
 		s, err := g.timedAfter(spec.Warmup, spec.WarmupSeconds, spec.Iters, func() error { return mm.run(&cands[i].algo) })
 		if err != nil {
 			return res, err
@@ -124,6 +130,18 @@ func (g *gpu) gemm(ctx context.Context, t gemmType, spec node.GEMMSpec) (res nod
 	}
 	res.RelErr, err = mm.check()
 	return res, err
+}
+
+// rest idles for seconds unless ctx ends first.
+func rest(ctx context.Context, seconds float64) error {
+	t := time.NewTimer(time.Duration(seconds * float64(time.Second)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // probeTarget is how long each candidate runs in the probe, at least.

@@ -62,7 +62,10 @@ type GEMMSpec struct {
 	Warmup, Iters int
 	// WarmupSeconds keeps the warm-up going at least this long, so that
 	// timing starts with clocks settled under the power cap.
-	WarmupSeconds  float64
+	WarmupSeconds float64
+	// RestSeconds is how long the GPU idles before each timed run, so that
+	// the probe's load does not bias it and every run starts alike.
+	RestSeconds    float64
 	WorkspaceBytes int64
 	Seed           uint64
 }
