@@ -123,11 +123,12 @@ func (c *Config) applyVarFlag(raw string) hcl.Diagnostics {
 	return v.setRaw(value, "-var")
 }
 
-// setRaw sets a value given as text: primitive types take the text as is;
-// other types parse it as an HCL expression, as Terraform does.
+// setRaw sets a value given as text: primitive types, and variables with
+// no type, take the text as a string; collection and structural types
+// parse it as an HCL expression, as Terraform does.
 func (v *Variable) setRaw(raw, source string) hcl.Diagnostics {
 	var val cty.Value
-	if v.Type.IsPrimitiveType() {
+	if v.Type.IsPrimitiveType() || v.Type == cty.DynamicPseudoType {
 		val = cty.StringVal(raw)
 	} else {
 		expr, diags := hclsyntax.ParseExpression([]byte(raw), source, hcl.InitialPos)

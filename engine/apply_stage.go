@@ -29,6 +29,7 @@ func (a *applier) runStage(ctx context.Context, sp *StagePlan) *StageResult {
 	if diags.HasErrors() {
 		return failedResult(sp, "its configuration cannot be evaluated", diags)
 	}
+	config = bindLayout(config, sp)
 	if !config.IsWhollyKnown() {
 		return failedResult(sp, "some of its inputs are still unknown after the stages it depends on ran", nil)
 	}

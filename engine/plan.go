@@ -92,6 +92,8 @@ type StagePlan struct {
 	// NCCLEnv is the NCCL environment the stage runs with: derived from
 	// the hardware, then the stage's nccl_env overrides.
 	NCCLEnv []ncclenv.Setting `json:"nccl_env,omitempty"`
+	// AutoLayout is the search behind a layout gpuflow chose.
+	AutoLayout *AutoLayoutPlan `json:"auto_layout,omitempty"`
 	// Estimate predicts memory, time and cost for training stages.
 	Estimate *estimate.Estimate `json:"estimate,omitempty"`
 }

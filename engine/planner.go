@@ -137,7 +137,12 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 	if sp.Hardware != nil && sp.Claims.Nodes == 0 {
 		sp.Claims = api.Claims{Nodes: sp.Hardware.Nodes, GPUsPerNode: sp.Hardware.GPUsPerNode}
 	}
-	diags = append(diags, p.estimateStage(n, sp, config)...)
+	if p.wantsAuto(n) {
+		diags = append(diags, p.searchLayout(n, sp, config)...)
+		config = bindLayout(config, sp)
+	} else {
+		diags = append(diags, p.estimateStage(n, sp, config)...)
+	}
 	sp.Config, sp.ConfigUnknown = configJSON(config)
 	p.decideAction(n, sp, config)
 	p.stageValues[s.Addr()] = p.stageValue(sp)

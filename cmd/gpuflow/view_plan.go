@@ -61,6 +61,9 @@ func writeStageHuman(w io.Writer, sp *engine.StagePlan, pal *palette) {
 		row("", "micro %d, global %d (accumulate %d), recompute %s, sp %v, %s", l.MicroBatch, l.GlobalBatch,
 			l.GradAccumulation(), l.Recompute, l.SequenceParallel, l.Precision)
 	}
+	if a := sp.AutoLayout; a != nil {
+		writeAutoLayoutHuman(w, a)
+	}
 	if p := sp.Placement; p != nil {
 		row("placement", "%s", p.Summary)
 	}
@@ -117,4 +120,15 @@ func formatDuration(s float64) string {
 		return fmt.Sprintf("%.1f h", s/3600)
 	}
 	return fmt.Sprintf("%.1f days", s/86400)
+}
+
+// writeAutoLayoutHuman says how the search went and why each runner-up lost.
+func writeAutoLayoutHuman(w io.Writer, a *engine.AutoLayoutPlan) {
+	fmt.Fprintf(w, "      %-12s searched %d layouts for %s, %d fit; runners-up:\n", "auto", a.Considered, a.Objective, a.Fitting)
+	for _, c := range a.RunnersUp {
+		l := c.Layout
+		fmt.Fprintf(w, "      %-12s tp %d pp %d dp %d cp %d vp %d micro %d zero %d recompute %s: %.0f tokens/s, %.1f GiB, $%.0f; %s\n", "",
+			l.TP, l.PP, l.DP, l.CP, l.VP, l.MicroBatch, l.ShardingStage(), l.Recompute,
+			c.Estimate.TokensPerS, gib(c.Estimate.Memory.Total), c.Estimate.CostUSD, c.Reason)
+	}
 }

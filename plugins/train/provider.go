@@ -33,6 +33,7 @@ var common = map[string]*api.Attribute{
 	"seed":             {Type: cty.Number, Description: "random seed"},
 	"checkpoint_every": {Type: cty.Number, Description: "steps between checkpoints"},
 	"framework":        {Type: cty.String, Description: "activation-memory accounting to plan with: megatron (default), fsdp2 or pytorch-eager"},
+	"global_batch":     {Type: cty.Number, Description: "sequences per optimizer step, for layout = \"auto\" (a layout block sets its own)"},
 }
 
 func pretrainSchema() *api.BlockSchema {
