@@ -41,6 +41,9 @@ type ApplyOptions struct {
 	StageTimeout time.Duration
 	// Observer is told what happens as it happens; nil for nobody.
 	Observer ApplyObserver
+	// CalibrationPath is the calibration file that measured figures from
+	// succeeded stages are filed in; empty files nothing.
+	CalibrationPath string
 }
 
 // ApplyObserver follows an apply, for a live display. Its methods are called
@@ -150,6 +153,8 @@ type applier struct {
 	// apply (else stopping a stage is a kill).
 	canStop map[string]bool
 
+	calibration *calibrator
+
 	mu      sync.Mutex
 	eval    *planner // for evalContext; guarded by mu
 	results map[string]*StageResult
@@ -170,7 +175,7 @@ func newApplier(ctx context.Context, plan *Plan, w *Workload, opts ApplyOptions)
 		return nil, diags
 	}
 	a := &applier{plan: plan, w: w, opts: opts, byAddr: map[string]*StagePlan{}, nodes: nodes, graph: dag.New(),
-		prior: opts.State.Snapshot(), claims: newClaimLocks(), slots: make(chan struct{}, opts.Parallelism), canStop: map[string]bool{}, results: map[string]*StageResult{}}
+		prior: opts.State.Snapshot(), claims: newClaimLocks(), calibration: &calibrator{path: opts.CalibrationPath}, slots: make(chan struct{}, opts.Parallelism), canStop: map[string]bool{}, results: map[string]*StageResult{}}
 	for _, sp := range plan.Stages {
 		a.byAddr[sp.Address] = sp
 		a.graph.Add(sp.Address)

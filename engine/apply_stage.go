@@ -316,6 +316,11 @@ func (a *applier) succeed(sp *StagePlan, outputs map[string]cty.Value, r *StageR
 		return
 	}
 	r.Outcome, r.Outputs = OutcomeSucceeded, enc
+	if sp.Hardware != nil {
+		if err := a.calibration.record(a.w.Hardware[sp.Hardware.Name], sp, outputs); err != nil {
+			r.Diagnostics = append(r.Diagnostics, calibrationWarning(a.calibration.path, err))
+		}
+	}
 }
 
 // crashDiagnostic reports a plugin process that died mid-stage with the

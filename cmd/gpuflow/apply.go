@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuflow/gpuflow/dsl"
 	"github.com/gpuflow/gpuflow/engine"
+	"github.com/gpuflow/gpuflow/engine/calibration"
 	"github.com/gpuflow/gpuflow/engine/state"
 	"github.com/gpuflow/gpuflow/plugins/builtin"
 	"github.com/gpuflow/gpuflow/plugins/client"
@@ -189,6 +190,7 @@ func applyWorkload(ctx context.Context, env *cliEnv, a *applyArgs, saved *engine
 	res, diags := engine.Apply(ctx, plan, w, engine.ApplyOptions{
 		Plugins: plugins, Launcher: engine.ClientLauncher(launcher), State: sf, RunsDir: engine.RunsDir,
 		Parallelism: a.parallelism, StopGrace: a.stopGrace, StageTimeout: a.stageTimeout, Observer: view,
+		CalibrationPath: calibration.DefaultPath,
 	})
 	if diags.HasErrors() {
 		view.Diagnostics(diags, sources(w))

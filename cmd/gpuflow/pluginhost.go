@@ -55,7 +55,9 @@ func (p *planningPlugins) Plugin(ctx context.Context, stageType string) (*engine
 	if err != nil {
 		return nil, err
 	}
-	return &engine.Plugin{Name: schema.Name, Version: schema.Version, Provider: ext, Schema: schema.StageTypes[stageType]}, nil
+	// The plugin's name is the one it was found under (gpuflow-plugin-NAME):
+	// apply starts a process per stage by that name.
+	return &engine.Plugin{Name: ext.Name(), Version: schema.Version, Provider: ext, Schema: schema.StageTypes[stageType]}, nil
 }
 
 // StageTypes lists built-in and external stage types.
