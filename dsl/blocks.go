@@ -74,9 +74,8 @@ type AutoLayout struct {
 }
 
 // decodeNamedBlocks decodes model, layout and dataset blocks now that
-// variables and locals have values, and checks the variables and locals
-// outputs refer to. A block that refers to an undeclared variable or local
-// is not evaluated, so the mistake is reported once.
+// variables and locals have values. A block that refers to an undeclared
+// variable or local is not evaluated, so the mistake is reported once.
 func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 	ctx := c.EvalContext()
 	var diags hcl.Diagnostics
@@ -104,9 +103,6 @@ func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 	}
 	for _, name := range sortedKeys(c.Datasets) {
 		diags = append(diags, c.Datasets[name].decode(c, ctx)...)
-	}
-	for _, o := range c.Outputs {
-		diags = append(diags, c.CheckReferences(o.Expr.Variables())...)
 	}
 	return diags
 }

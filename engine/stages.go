@@ -60,7 +60,21 @@ func (w *Workload) analyseStages(ctx context.Context, plugins Plugins) (map[stri
 			Detail:  fmt.Sprintf("The stages depend on each other in a cycle: %s. Remove one of these references or depends_on entries.", formatStageCycle(cycle)),
 			Subject: nodes[cycle[0]].cfg.DeclRange.Ptr()})
 	}
-	return nodes, g, diags
+	return nodes, g, append(diags, w.checkOutputs()...)
+}
+
+// checkOutputs checks what output values refer to, as stage bodies are
+// checked: outputs are evaluated only after planning, where an error can
+// no longer point at its source.
+func (w *Workload) checkOutputs() hcl.Diagnostics {
+	refs := &stageNode{upstream: map[string]bool{}}
+	var diags hcl.Diagnostics
+	for _, o := range w.Config.Outputs {
+		for _, tr := range o.Expr.Variables() {
+			diags = append(diags, w.checkRef(refs, tr)...)
+		}
+	}
+	return diags
 }
 
 func formatStageCycle(cycle []string) string {
