@@ -1,7 +1,7 @@
 # Outputs referring to blocks, stages and namespaces that do not exist.
-# want: 10:11 Reference to undeclared model block
-# want: 14:11 Reference to undeclared stage
-# want: 18:11 Unknown reference
+# want: 11:11 Reference to undeclared model block
+# want: 15:11 Reference to undeclared stage
+# want: 19:11 Unknown reference
 # detail: Did you mean "model"?
 model "m" {
   preset = "llama2-7b"
