@@ -203,17 +203,27 @@ func (probeProvider) Schema(context.Context) (*api.Schema, error) {
 	}}, nil
 }
 
-// ValidateStage rejects a ratio outside [0, 1], pointing at it.
+// ValidateStage rejects a ratio outside [0, 1] and a negative check limit,
+// pointing at them by path as an out-of-process plugin would.
 func (probeProvider) ValidateStage(_ context.Context, req *api.StageRequest) (api.Diagnostics, error) {
-	r := req.Config.GetAttr("ratio")
-	if !r.IsKnown() || r.IsNull() {
-		return nil, nil
+	var diags api.Diagnostics
+	if r := req.Config.GetAttr("ratio"); r.IsKnown() && !r.IsNull() {
+		if f, _ := r.AsBigFloat().Float64(); f < 0 || f > 1 {
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid ratio",
+				Detail: "ratio must lie between 0 and 1.", Path: cty.GetAttrPath("ratio")})
+		}
 	}
-	if f, _ := r.AsBigFloat().Float64(); f < 0 || f > 1 {
-		return api.Diagnostics{{Severity: api.Error, Summary: "Invalid ratio",
-			Detail: "ratio must lie between 0 and 1.", Path: cty.GetAttrPath("ratio")}}, nil
+	checks := req.Config.GetAttr("check")
+	if !checks.IsKnown() || checks.IsNull() {
+		return diags, nil
 	}
-	return nil, nil
+	for i, c := range checks.AsValueSlice() {
+		if l := c.GetAttr("limit"); l.IsKnown() && !l.IsNull() && l.AsBigFloat().Sign() < 0 {
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid check limit",
+				Detail: "limit must be zero or more.", Path: cty.GetAttrPath("check").IndexInt(i).GetAttr("limit")})
+		}
+	}
+	return diags, nil
 }
 
 func (probeProvider) PlanStage(context.Context, *api.StageRequest) (*api.PlanResponse, error) {
