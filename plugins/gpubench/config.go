@@ -52,6 +52,7 @@ type GEMMConfig struct {
 	Warmup, Iters      int
 	WarmupSeconds      float64
 	RestSeconds        float64
+	Repeats            int
 	WorkspaceBytes     int64
 	MinTFLOPS          map[string]float64
 	MaxSlowestVsMedian float64 // 0: not checked
@@ -81,6 +82,7 @@ type NCCLConfig struct {
 	Factor             int
 	InPlace            bool
 	Warmup, Iters      int
+	MinSeconds         float64
 	Timeout            time.Duration
 	MinBusBWGBps       map[string]float64
 }
@@ -170,6 +172,7 @@ func decodeGEMM(g body) *GEMMConfig {
 	c.WorkspaceBytes, _ = g.bytes("workspace_bytes", 32<<20)
 	c.WarmupSeconds = g.seconds("warmup_s", 0)
 	c.RestSeconds = g.seconds("rest_s", 1)
+	c.Repeats = g.count("repeats", 3, 1)
 	e, _ := g.block("expect")
 	c.MinTFLOPS = e.perKey("min_tflops", gemmDTypes)
 	c.MaxSlowestVsMedian, _ = e.float("max_slowest_vs_median", 0)
@@ -211,6 +214,7 @@ func decodeNCCL(n body) *NCCLConfig {
 		Iters:   n.count("iters", 20, 1),
 		Timeout: n.duration("timeout", time.Minute),
 	}
+	c.MinSeconds = n.seconds("min_batch_s", 0.05)
 	for _, o := range n.strings("ops", []string{string(node.AllReduce)}, opNames()) {
 		c.Ops = append(c.Ops, node.Op(o))
 	}

@@ -32,11 +32,11 @@ nccl {}
 			Remaps: true, MinNVLinks: -1, PCIeFullWidth: true, MaxTemperatureC: 85, NoThermalThrottle: true,
 			MinPortRange: 16384, NCCLEnv: true},
 		GEMM: &GEMMConfig{DTypes: []string{"bf16", "fp16", "tf32", "fp8"}, Sizes: []int{8192, 16384}, TopK: 8,
-			Warmup: 5, RestSeconds: 1, Iters: 50, WorkspaceBytes: 32 << 20},
+			Warmup: 5, RestSeconds: 1, Repeats: 3, Iters: 50, WorkspaceBytes: 32 << 20},
 		HBM: &HBMConfig{Bytes: 4 << 30, Warmup: 3, Iters: 20},
 		P2P: &P2PConfig{Bytes: 1 << 30, Warmup: 3, Iters: 10},
 		NCCL: &NCCLConfig{Ops: []node.Op{node.AllReduce}, DType: "bf16", MinBytes: 1 << 20, MaxBytes: 1 << 30, Factor: 4,
-			InPlace: true, Warmup: 5, Iters: 20, Timeout: time.Minute},
+			InPlace: true, Warmup: 5, Iters: 20, MinSeconds: 0.05, Timeout: time.Minute},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

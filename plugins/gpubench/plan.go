@@ -88,8 +88,8 @@ func (c *GEMMConfig) describe() string {
 	for _, s := range c.Sizes {
 		sizes = append(sizes, fmt.Sprintf("%d³", s))
 	}
-	s := fmt.Sprintf("%s at %s; best of %d cuBLASLt candidates, %d timed after %gs idle and %d warm-up (%gs at least)",
-		strings.Join(c.DTypes, ", "), strings.Join(sizes, ", "), c.TopK, c.Iters, c.RestSeconds, c.Warmup, c.WarmupSeconds)
+	s := fmt.Sprintf("%s at %s; best of %d cuBLASLt candidates, fastest of %d runs of %d timed after %gs idle and %d warm-up (%gs at least)",
+		strings.Join(c.DTypes, ", "), strings.Join(sizes, ", "), c.TopK, c.Repeats, c.Iters, c.RestSeconds, c.Warmup, c.WarmupSeconds)
 	var expect []string
 	for _, dt := range c.DTypes {
 		if min, ok := c.MinTFLOPS[dt]; ok {
@@ -105,10 +105,10 @@ func (c *GEMMConfig) describe() string {
 func (c *HBMConfig) describe() string {
 	var expect []string
 	if c.MinTBps > 0 {
-		expect = append(expect, fmt.Sprintf("copy >= %g TB/s", c.MinTBps))
+		expect = append(expect, fmt.Sprintf("copy >= %.4g TB/s", c.MinTBps))
 	}
 	if c.MinTriadTBps > 0 {
-		expect = append(expect, fmt.Sprintf("triad >= %g TB/s", c.MinTriadTBps))
+		expect = append(expect, fmt.Sprintf("triad >= %.4g TB/s", c.MinTriadTBps))
 	}
 	return fmt.Sprintf("copy of %s and triad, %d timed after %d warm-up", FormatBytes(c.Bytes), c.Iters, c.Warmup) + expectSuffix(expect)
 }
@@ -133,8 +133,8 @@ func (c *NCCLConfig) describe() string {
 	if c.InPlace {
 		place = "out of place and in place"
 	}
-	s := fmt.Sprintf("%s %s, %s to %s x%d, %s, %d timed after %d warm-up, timeout %s",
-		strings.Join(ops, ", "), c.DType, FormatBytes(c.MinBytes), FormatBytes(c.MaxBytes), c.Factor, place, c.Iters, c.Warmup, c.Timeout)
+	s := fmt.Sprintf("%s %s, %s to %s x%d, %s, %d timed (%gs at least) after %d warm-up, timeout %s",
+		strings.Join(ops, ", "), c.DType, FormatBytes(c.MinBytes), FormatBytes(c.MaxBytes), c.Factor, place, c.Iters, c.MinSeconds, c.Warmup, c.Timeout)
 	var expect []string
 	for _, op := range slices.Sorted(maps.Keys(c.MinBusBWGBps)) {
 		if slices.Contains(ops, op) {

@@ -93,6 +93,7 @@ type NCCLRow struct {
 	Count     int64   `json:"count"`
 	InPlace   bool    `json:"in_place"`
 	Ranks     int     `json:"ranks"`
+	Iters     int     `json:"iters"`
 	TimeS     float64 `json:"time_s"`
 	AlgBWGBps float64 `json:"algbw_gbps"`
 	BusBWGBps float64 `json:"busbw_gbps"`

@@ -113,7 +113,7 @@ func (r *Runner) gemm(ctx context.Context, c *GEMMConfig, res *Results) Verdict 
 			r.progress("gemm "+dt+" "+fmt.Sprint(size), done, total, "products")
 			done++
 			spec := node.GEMMSpec{DType: dt, M: size, N: size, K: size, TopK: c.TopK, Warmup: c.Warmup,
-				WarmupSeconds: c.WarmupSeconds, RestSeconds: c.RestSeconds, Iters: c.Iters, WorkspaceBytes: c.WorkspaceBytes, Seed: uint64(size)}
+				WarmupSeconds: c.WarmupSeconds, RestSeconds: c.RestSeconds, Repeats: c.Repeats, Iters: c.Iters, WorkspaceBytes: c.WorkspaceBytes, Seed: uint64(size)}
 			out, err := r.Node.GEMM(ctx, spec)
 			if err != nil {
 				v.Failures = append(v.Failures, fmt.Sprintf("%s %d³: %v", dt, size, err))
@@ -192,7 +192,7 @@ func (r *Runner) nccl(ctx context.Context, c *NCCLConfig, res *Results) Verdict 
 			done++
 			for _, inPlace := range placements(c.InPlace && op.SupportsInPlace()) {
 				out, err := r.Node.Collective(ctx, node.CollectiveSpec{Op: op, DType: c.DType, Bytes: size,
-					InPlace: inPlace, Warmup: c.Warmup, Iters: c.Iters, Timeout: c.Timeout})
+					InPlace: inPlace, Warmup: c.Warmup, Iters: c.Iters, MinSeconds: c.MinSeconds, Timeout: c.Timeout})
 				var hung *node.HungError
 				if errors.As(err, &hung) || ctx.Err() != nil {
 					v.Failures = append(v.Failures, err.Error())
@@ -205,7 +205,7 @@ func (r *Runner) nccl(ctx context.Context, c *NCCLConfig, res *Results) Verdict 
 				}
 				alg, bus := op.Bandwidth(out.Layout.Bytes, out.Seconds, ranks)
 				row := NCCLRow{Op: op, DType: c.DType, Bytes: out.Layout.Bytes, Count: out.Layout.Count, InPlace: inPlace,
-					Ranks: ranks, TimeS: out.Seconds, AlgBWGBps: alg / 1e9, BusBWGBps: bus / 1e9, Wrong: out.Wrong}
+					Ranks: ranks, Iters: out.Iters, TimeS: out.Seconds, AlgBWGBps: alg / 1e9, BusBWGBps: bus / 1e9, Wrong: out.Wrong}
 				res.NCCL = append(res.NCCL, row)
 				r.metric(fmt.Sprintf("nccl.%s.%d.%s.busbw_gbps", op, row.Bytes, strings.ReplaceAll(placeName(inPlace), " ", "_")), row.BusBWGBps, "GB/s")
 			}

@@ -111,10 +111,10 @@ func p2pTable(res *Results) string {
 func ncclTable(res *Results) string {
 	var rows []string
 	for _, r := range res.NCCL {
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%.1f\t%.2f\t%.2f\t%d", r.Op, r.DType, FormatBytes(r.Bytes), r.Count,
-			map[bool]string{true: "in", false: "out"}[r.InPlace], r.TimeS*1e6, r.AlgBWGBps, r.BusBWGBps, r.Wrong))
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%d\t%.1f\t%.2f\t%.2f\t%d", r.Op, r.DType, FormatBytes(r.Bytes), r.Count,
+			map[bool]string{true: "in", false: "out"}[r.InPlace], r.Iters, r.TimeS*1e6, r.AlgBWGBps, r.BusBWGBps, r.Wrong))
 	}
-	return table("nccl (nccl-tests definitions; GB/s)", "op\tdtype\tsize\tcount\tplace\ttime us\talgbw\tbusbw\t#wrong", rows)
+	return table("nccl (nccl-tests definitions; GB/s)", "op\tdtype\tsize\tcount\tplace\titers\ttime us\talgbw\tbusbw\t#wrong", rows)
 }
 
 func verdictTable(res *Results) string {

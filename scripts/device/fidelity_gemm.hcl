@@ -5,6 +5,7 @@ gemm {
   top_k    = 8
   warmup   = 5
   warmup_s = 0
-  rest_s   = 1
+  rest_s   = 0.5
+  repeats  = 3
   iters    = 50
 }

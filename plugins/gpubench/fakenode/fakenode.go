@@ -153,7 +153,7 @@ func (f *Node) Collective(_ context.Context, spec node.CollectiveSpec) (node.Col
 	if factor == 0 {
 		secs = 1e-3
 	}
-	return node.CollectiveResult{Layout: layout, Seconds: secs, Wrong: f.Wrong}, nil
+	return node.CollectiveResult{Layout: layout, Seconds: secs, Iters: spec.Iters, Wrong: f.Wrong}, nil
 }
 
 // Close implements node.Node.

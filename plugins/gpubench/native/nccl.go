@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -116,12 +117,28 @@ func (n *Node) Collective(ctx context.Context, spec node.CollectiveSpec) (node.C
 	if res.Wrong, err = run.wrong(); err != nil {
 		return res, err
 	}
-	if _, err := run.parallel(spec.Warmup, false); err != nil {
+	warm, err := run.parallel(spec.Warmup, spec.MinSeconds > 0)
+	if err != nil {
 		return res, err
 	}
-	secs, err := run.parallel(spec.Iters, true)
-	res.Seconds = secs / float64(max(spec.Iters, 1))
+	res.Iters = batchIters(spec, warm)
+	secs, err := run.parallel(res.Iters, true)
+	res.Seconds = secs / float64(res.Iters)
 	return res, err
+}
+
+// maxIters bounds a timed batch stretched to spec.MinSeconds.
+const maxIters = 100000
+
+// batchIters is spec.Iters, or more when the warm-up (warmSeconds for
+// spec.Warmup runs) says a batch of Iters would end before MinSeconds.
+func batchIters(spec node.CollectiveSpec, warmSeconds float64) int {
+	iters := max(spec.Iters, 1)
+	if spec.MinSeconds <= 0 || spec.Warmup == 0 || warmSeconds <= 0 {
+		return iters
+	}
+	per := warmSeconds / float64(spec.Warmup)
+	return min(max(iters, int(math.Ceil(spec.MinSeconds/per))), maxIters)
 }
 
 // collRun is one collective at one size.

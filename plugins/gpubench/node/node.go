@@ -65,7 +65,10 @@ type GEMMSpec struct {
 	WarmupSeconds float64
 	// RestSeconds is how long the GPU idles before each timed run, so that
 	// the probe's load does not bias it and every run starts alike.
-	RestSeconds    float64
+	RestSeconds float64
+	// Repeats is how many times each finalist is timed (each after its
+	// rest and warm-up); the fastest counts.
+	Repeats        int
 	WorkspaceBytes int64
 	Seed           uint64
 }
@@ -134,7 +137,10 @@ type CollectiveSpec struct {
 	InPlace bool
 	Warmup  int
 	Iters   int
-	Timeout time.Duration
+	// MinSeconds stretches the timed batch to last about this long: more
+	// than Iters runs when one is short, as the warm-up predicts.
+	MinSeconds float64
+	Timeout    time.Duration
 }
 
 // CollectiveResult is the time of one collective and its check.
@@ -142,6 +148,8 @@ type CollectiveResult struct {
 	Layout Layout
 	// Seconds is the time of one collective: the slowest GPU's average.
 	Seconds float64
+	// Iters is how many timed runs that average is over.
+	Iters int
 	// Wrong counts elements, summed over ranks, that differ from the exact
 	// expected value after one checked run.
 	Wrong int64
