@@ -104,7 +104,7 @@ func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 	for _, name := range sortedKeys(c.Datasets) {
 		diags = append(diags, c.Datasets[name].decode(c, ctx)...)
 	}
-	return diags
+	return append(diags, c.decodeExecutors(ctx)...)
 }
 
 func (d *Dataset) decode(c *Config, ctx *hcl.EvalContext) hcl.Diagnostics {
@@ -162,6 +162,11 @@ func (c *Config) decodeStage(b *hcl.Block) hcl.Diagnostics {
 	}
 	if a, ok := content.Attributes["nccl_env"]; ok {
 		s.ncclEnvExpr, s.NCCLEnvRange = a.Expr, a.Expr.Range()
+	}
+	if a, ok := content.Attributes["executor"]; ok {
+		var ediags hcl.Diagnostics
+		s.Executor, ediags = decodeExecutorRef(a)
+		diags = append(diags, ediags...)
 	}
 	c.Stages = append(c.Stages, s)
 	return diags

@@ -23,6 +23,8 @@ type Config struct {
 	Models    map[string]*Model
 	Layouts   map[string]*Layout
 	Datasets  map[string]*Dataset
+	// Executors are keyed KIND.NAME.
+	Executors map[string]*Executor
 	// Stages are in source order.
 	Stages []*Stage
 
@@ -103,6 +105,9 @@ type Stage struct {
 	DeclRange    hcl.Range
 	TypeRange    hcl.Range
 	NameRange    hcl.Range
+
+	// Executor is where the stage runs; nil runs it on this machine.
+	Executor *ExecutorRef
 }
 
 // Addr is the stage's address, TYPE.NAME, as used on the command line and

@@ -77,6 +77,7 @@ func newConfig() *Config {
 		Models:    map[string]*Model{},
 		Layouts:   map[string]*Layout{},
 		Datasets:  map[string]*Dataset{},
+		Executors: map[string]*Executor{},
 	}
 }
 
@@ -151,6 +152,8 @@ func (c *Config) decodeTopBlock(b *hcl.Block) hcl.Diagnostics {
 		return c.decodeOutput(b)
 	case blockStage:
 		return c.decodeStage(b)
+	case blockExecutor:
+		return c.addExecutor(b)
 	case blockHardware:
 		c.Hardware[b.Labels[0]] = &Hardware{Name: b.Labels[0], Body: b.Body, DeclRange: b.DefRange}
 	case blockModel:

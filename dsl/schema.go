@@ -12,6 +12,7 @@ const (
 	blockLayout   = "layout"
 	blockDataset  = "dataset"
 	blockStage    = "stage"
+	blockExecutor = "executor"
 )
 
 var fileSchema = &hcl.BodySchema{
@@ -24,6 +25,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: blockLayout, LabelNames: []string{"name"}},
 		{Type: blockDataset, LabelNames: []string{"name"}},
 		{Type: blockStage, LabelNames: []string{"type", "name"}},
+		{Type: blockExecutor, LabelNames: []string{"kind", "name"}},
 	},
 }
 
@@ -58,5 +60,6 @@ var stageMetaSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "depends_on"},
 		{Name: "nccl_env"},
+		{Name: "executor"},
 	},
 }
