@@ -189,15 +189,6 @@ type counter struct {
 	buf buffer
 }
 
-func (g *gpu) newCounter() (*counter, error) {
-	b, err := g.alloc(8)
-	if err != nil {
-		return nil, err
-	}
-	c := &counter{g: g, buf: b}
-	return c, c.reset()
-}
-
 func (c *counter) reset() error {
 	return cuCheck("cuMemsetD8Async", C.gf_cuMemsetD8Async(C.CUdeviceptr(c.buf), 0, 8, c.g.stream))
 }
@@ -211,8 +202,6 @@ func (c *counter) read() (int64, error) {
 	err := cuCheck("cuMemcpyDtoH", C.gf_cuMemcpyDtoH(unsafe.Pointer(&v), C.CUdeviceptr(c.buf), 8))
 	return int64(v), err
 }
-
-func (c *counter) free() error { return c.g.free(c.buf) }
 
 func (g *gpu) fillRandom(b buffer, dt int, n int64, seed uint64) error {
 	return cuCheck("launch fill_random", C.gf_fill_random(g.fn[kernels.FillRandom], g.grid(n), g.stream,
