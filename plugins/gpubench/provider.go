@@ -117,12 +117,12 @@ func (p *Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink a
 	if err := n.Close(); err != nil {
 		diags = append(diags, api.Diagnostic{Severity: api.Warning, Summary: "GPU resources not released", Detail: err.Error() + "."})
 	}
-	return p.respond(req, sink, res, diags)
+	return p.respond(req, sink, res, cfg.Hardware.InterconnectKind, diags)
 }
 
 // respond writes the results files and turns the verdicts into outputs and
 // diagnostics.
-func (p *Provider) respond(req *api.ApplyRequest, sink api.EventSink, res *Results, diags api.Diagnostics) (*api.ApplyResponse, error) {
+func (p *Provider) respond(req *api.ApplyRequest, sink api.EventSink, res *Results, interconnect string, diags api.Diagnostics) (*api.ApplyResponse, error) {
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("benchmark: encoding results: %w", err)
@@ -139,6 +139,7 @@ func (p *Provider) respond(req *api.ApplyRequest, sink api.EventSink, res *Resul
 	if err != nil {
 		return nil, err
 	}
+	outputs["calibration"] = calibrationOutput(res, interconnect)
 	for _, v := range res.Checks {
 		if !v.Passed {
 			diags = append(diags, api.Diagnostic{
