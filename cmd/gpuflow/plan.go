@@ -18,6 +18,7 @@ type planArgs struct {
 	json         bool
 	detailedExit bool
 	noColor      bool
+	compare      compareFlags
 }
 
 func parsePlanArgs(env *cliEnv, args []string) (*planArgs, bool) {
@@ -31,12 +32,13 @@ func parsePlanArgs(env *cliEnv, args []string) (*planArgs, bool) {
 	fs.StringVar(&a.req.stateFile, "state", "", "State file to plan against (default .gpuflow/state/<workload>.json)")
 	fs.Var((*listFlag)(&a.req.targets), "target", "Plan only this stage and what it needs (repeatable)")
 	fs.Var((*listFlag)(&a.req.replace), "replace", "Plan this stage to run again even if unchanged (repeatable)")
+	a.compare.register(fs)
 	if !parseFlags(fs, args) {
 		return nil, false
 	}
 	path, ok := onePath(fs, env)
 	a.req.path = path
-	return a, ok
+	return a, ok && a.compare.check(env)
 }
 
 func runPlan(env *cliEnv, args []string) int {
@@ -54,6 +56,9 @@ func runPlan(env *cliEnv, args []string) int {
 			fmt.Fprintf(env.stderr, "Error: saving the plan to -out %s: %s\n", a.out, err)
 			return 1
 		}
+	}
+	if a.compare.old != "" {
+		return runCompare(env, a, plan)
 	}
 	if a.json {
 		writeJSON(env, redactSensitive(plan))
