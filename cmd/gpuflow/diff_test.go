@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpuflow/gpuflow/engine"
 	"github.com/gpuflow/gpuflow/engine/plandiff"
 )
 
@@ -189,6 +191,41 @@ func TestParseGitSource(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(gitSource{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDiffColour colours the human diff on a terminal only, never with
+// NO_COLOR or -no-color, and never the Markdown or JSON.
+func TestDiffColour(t *testing.T) {
+	t.Parallel()
+	old := &engine.Plan{Stages: []*engine.StagePlan{{Address: "data_prep.a", Config: json.RawMessage(`{"seed":1}`)}}}
+	new := &engine.Plan{Stages: []*engine.StagePlan{{Address: "data_prep.a", Config: json.RawMessage(`{"seed":2}`)}}}
+	tests := map[string]struct {
+		terminal bool
+		environ  []string
+		format   string
+		noColor  bool
+		want     bool
+	}{
+		"terminal":           {terminal: true, format: formatHuman, want: true},
+		"pipe":               {format: formatHuman},
+		"NO_COLOR":           {terminal: true, environ: []string{"NO_COLOR="}, format: formatHuman},
+		"-no-color":          {terminal: true, format: formatHuman, noColor: true},
+		"markdown on a tty":  {terminal: true, format: formatMarkdown},
+		"json on a terminal": {terminal: true, format: formatJSON},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			env := &cliEnv{stdout: &stdout, stderr: &stderr, environ: tc.environ, isTerminal: tc.terminal}
+			if code := showDiff(env, compare(old, "a", new, "b"), tc.format, tc.noColor); code != exitChanges {
+				t.Fatalf("exit %d, want %d", code, exitChanges)
+			}
+			if got := strings.Contains(stdout.String(), "\x1b["); got != tc.want {
+				t.Errorf("colour %v, want %v:\n%q", got, tc.want, stdout.String())
 			}
 		})
 	}
