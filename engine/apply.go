@@ -11,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/engine/dag"
+	"github.com/gpuflow/gpuflow/engine/executor/slurm"
 	"github.com/gpuflow/gpuflow/engine/state"
 	"github.com/gpuflow/gpuflow/plugins/api"
 )
@@ -44,6 +45,9 @@ type ApplyOptions struct {
 	// CalibrationPath is the calibration file that measured figures from
 	// succeeded stages are filed in; empty files nothing.
 	CalibrationPath string
+	// Slurm configures the runs of stages whose executor is Slurm; the
+	// zero value runs the Slurm commands found on $PATH.
+	Slurm slurm.Options
 }
 
 // ApplyObserver follows an apply, for a live display. Its methods are called

@@ -171,7 +171,7 @@ func (a *applier) record(rec *state.Stage) error {
 // invoke starts the plugin process, applies the stage and fills r with the
 // outcome, outputs and diagnostics.
 func (a *applier) invoke(ctx context.Context, sp *StagePlan, n *stageNode, config cty.Value, run *runlog.Run, metrics *metricSummary, r *StageResult) {
-	proc, err := a.opts.Launcher.Launch(ctx, n.plugin)
+	proc, err := a.launcher(sp).Launch(ctx, n.plugin)
 	if err != nil {
 		r.Outcome, r.Reason = OutcomeFailed, fmt.Sprintf("plugin %s did not start: %s", n.plugin.Name, err)
 		if ctx.Err() != nil {

@@ -96,6 +96,9 @@ type StagePlan struct {
 	AutoLayout *AutoLayoutPlan `json:"auto_layout,omitempty"`
 	// Estimate predicts memory, time and cost for training stages.
 	Estimate *estimate.Estimate `json:"estimate,omitempty"`
+	// Executor is where the stage runs when not on this machine, with
+	// its job script.
+	Executor *ExecutorPlan `json:"executor,omitempty"`
 }
 
 // PluginRef names the plugin serving a stage.

@@ -143,6 +143,7 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 	} else {
 		diags = append(diags, p.estimateStage(n, sp, config)...)
 	}
+	diags = append(diags, p.planExecutor(n, sp)...)
 	sp.Config, sp.ConfigUnknown = configJSON(config)
 	p.decideAction(n, sp, config)
 	p.stageValues[s.Addr()] = p.stageValue(sp)
