@@ -1,5 +1,18 @@
 // Package train is the plugin behind the pretrain and finetune stage types:
-// their body schema, validation and plan details. The trainer that runs
-// them on GPUs through torchrun lands with issue #8; until then applying
-// such a stage fails with a diagnostic that says so.
+// their body schema, validation and plan details, and applying them with
+// gpuflow's own trainer (trainer/*.py, embedded and written into each run's
+// folder) under torchrun, PyTorch's distributed launcher.
+//
+// Applying a stage prepares a Launch (decode the body, find the shards and
+// the checkpoint to resume from, write the trainer and its config.json),
+// runs the trainer's pre-flight check with the same Python, starts torchrun
+// in its own process group with the plan's NCCL environment, and turns the
+// trainer's JSON lines into progress, metric, log and artifact events. Stop
+// sends the group SIGTERM (the trainer checkpoints and exits) and SIGKILL
+// after a grace period. Prepare and Torchrun are exported so that a cluster
+// executor can render the same launch for several nodes.
+//
+// It does not schedule nodes (a cluster executor does), estimate memory or
+// time (engine/estimate does), or prepare data (plugins/dataprep does).
+// docs/training.md describes the trainer, its outputs and its limits.
 package train

@@ -2,11 +2,11 @@ package train
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // Name and Version identify the plugin in plans and state.
@@ -15,8 +15,30 @@ const (
 	Version = "0.1.0"
 )
 
-// Provider serves the pretrain and finetune stage types.
-type Provider struct{}
+// Provider serves the pretrain and finetune stage types. Its zero value
+// runs the trainer with the default Options and shares one set of running
+// stages per process, which Stop ends; New gives a Provider of its own.
+type Provider struct{ s *settings }
+
+// settings are a Provider's options and the runs it can stop.
+type settings struct {
+	opts    Options
+	stopper *sdk.Stopper
+}
+
+var processSettings = &settings{stopper: &sdk.Stopper{}}
+
+// New returns a Provider with opts and its own set of running stages.
+func New(opts Options) Provider {
+	return Provider{s: &settings{opts: opts, stopper: &sdk.Stopper{}}}
+}
+
+func (p Provider) settings() *settings {
+	if p.s == nil {
+		return processSettings
+	}
+	return p.s
+}
 
 var common = map[string]*api.Attribute{
 	"hardware":         {Type: cty.DynamicPseudoType, Required: true, Description: "hardware.NAME the stage runs on"},
@@ -66,7 +88,7 @@ func finetuneSchema() *api.BlockSchema {
 
 // Schema describes both stage types.
 func (Provider) Schema(context.Context) (*api.Schema, error) {
-	return &api.Schema{Name: Name, Version: Version, StageTypes: map[string]*api.BlockSchema{
+	return &api.Schema{Name: Name, Version: Version, Capabilities: []string{api.CapabilityStop}, StageTypes: map[string]*api.BlockSchema{
 		"pretrain": pretrainSchema(),
 		"finetune": finetuneSchema(),
 	}}, nil
@@ -82,14 +104,18 @@ func (Provider) PlanStage(_ context.Context, req *api.StageRequest) (*api.PlanRe
 	return &api.PlanResponse{Details: details(req.Config)}, nil
 }
 
-// ApplyStage cannot run training yet: the trainer is issue #8.
-func (Provider) ApplyStage(_ context.Context, req *api.ApplyRequest, _ api.EventSink) (*api.ApplyResponse, error) {
-	return &api.ApplyResponse{Diagnostics: api.Diagnostics{{
-		Severity: api.Error,
-		Summary:  fmt.Sprintf("%s stages cannot run yet", req.Type),
-		Detail:   "This gpuflow plans training stages but does not ship the trainer yet (issue #8). Plan and review them now; apply them with a later release.",
-	}}}, nil
+// ApplyStage runs the trainer under torchrun and reports its steps as
+// progress and metrics; see apply.go.
+func (p Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink api.EventSink) (*api.ApplyResponse, error) {
+	s := p.settings()
+	ctx, release := s.stopper.Track(ctx)
+	defer release()
+	return apply(ctx, req, sink, s.opts), nil
 }
 
-// Stop has nothing to stop.
-func (Provider) Stop(context.Context) error { return nil }
+// Stop asks every running stage to end: the trainer checkpoints at the end
+// of its current step and exits.
+func (p Provider) Stop(context.Context) error {
+	p.settings().stopper.Stop()
+	return nil
+}

@@ -1,0 +1,251 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+)
+
+// applyStage runs a stage through a Provider whose Python is the fake.
+func applyStage(t *testing.T, p Provider, req *api.ApplyRequest) (*api.ApplyResponse, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	resp, err := p.ApplyStage(context.Background(), req, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, rec
+}
+
+func summaries(diags api.Diagnostics) []string {
+	var out []string
+	for _, d := range diags {
+		out = append(out, d.Summary)
+	}
+	return out
+}
+
+func TestApplyRunsTheTrainer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeShard(t, filepath.Join(dir, "data", "train-00000"))
+	body := defaultBody(cty.StringVal("data/train-00000"))
+	body.checkpointEvery = 2
+	req := request(dir, "pretrain", "ok", body.value(), "run-1")
+	resp, rec := applyStage(t, New(Options{Python: fakePython(t)}), req)
+	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Severity != api.Warning {
+		t.Fatalf("diagnostics = %v, want the pre-flight's NCCL warning only", resp.Diagnostics)
+	}
+	root := filepath.Join(dir, ".gpuflow", "runs", "pretrain.ok", "checkpoints")
+	keys, _ := os.ReadDir(root)
+	if len(keys) != 1 {
+		t.Fatalf("checkpoint roots: %v", keys)
+	}
+	final := filepath.Join(root, keys[0].Name(), "step-00000005")
+	want := map[string]cty.Value{
+		"checkpoint": cty.StringVal(final), "checkpoint_dir": cty.StringVal(filepath.Dir(final)),
+		"final_loss": cty.NumberFloatVal(5.5), "tokens_per_s": cty.NumberFloatVal(1000), "mfu": cty.NumberFloatVal(0.4),
+		"peak_memory_bytes": cty.NumberIntVal(2048), "peak_memory_bytes_per_rank": cty.ListVal([]cty.Value{cty.NumberIntVal(2048), cty.NumberIntVal(1500)}),
+		"peak_allocated_bytes": cty.NumberIntVal(1024), "steps": cty.NumberIntVal(5), "tokens": cty.NumberIntVal(4096),
+		"resumed_from_step": cty.NumberIntVal(0),
+	}
+	if diff := cmp.Diff(want, resp.Outputs, ctyCmp); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	var steps, losses, artifacts int
+	for _, e := range rec.snapshot() {
+		switch {
+		case e.Progress != nil:
+			steps++
+		case e.Metric != nil && e.Metric.Name == "loss":
+			losses++
+		case e.Artifact != nil:
+			artifacts++
+		}
+	}
+	// checkpoints at steps 2, 4 and 5, then stdout.log and stderr.log
+	if steps != 5 || losses != 5 || artifacts != 5 {
+		t.Errorf("%d progress, %d loss metrics, %d artifacts; want 5, 5, 5", steps, losses, artifacts)
+	}
+	for _, f := range []string{"config.json", "stdout.log", "stderr.log", "trainer/train.py", "trainer/preflight.py", "trainer/model.py"} {
+		if _, err := os.Stat(filepath.Join(req.RunDir, f)); err != nil {
+			t.Errorf("run folder lacks %s: %v", f, err)
+		}
+	}
+}
+
+var ctyCmp = cmp.Comparer(func(a, b cty.Value) bool { return a.RawEquals(b) })
+
+func TestApplyWritesTheTrainersConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeShard(t, filepath.Join(dir, "data", "train-00000"))
+	body := defaultBody(cty.StringVal("data/train-00000"))
+	body.precision, body.recom = "fp8", "selective"
+	req := request(dir, "pretrain", "ok", body.value(), "run-1")
+	applyStage(t, New(Options{Python: fakePython(t)}), req)
+	b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got runConfig
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := runConfig{
+		Stage: "pretrain.ok", Type: "pretrain",
+		Model:  modelConfig{Layers: 4, Hidden: 256, FFNHidden: 768, Heads: 4, KVHeads: 2, Vocab: 1024, SeqLen: 128, Activation: "swiglu"},
+		Layout: layoutConfig{TP: 1, PP: 1, DP: 2, CP: 1, VP: 1, MicroBatch: 2, GlobalBatch: 8, Recompute: "selective", Precision: "fp8"},
+		Data:   []string{filepath.Join(dir, "data", "train-00000")}, Steps: 5, LR: 1e-3, MinLR: 1e-4, Schedule: "cosine",
+		WarmupSteps: 1, WeightDecay: 0.1, Seed: 7, Checkpoint: true, KeepCheckpoints: 2, Compile: true, PeakFLOPS: 1979e12,
+	}
+	want.CheckpointDir = filepath.Join(filepath.Dir(req.RunDir), "checkpoints", checkpointKey(want))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config.json (-want +got):\n%s", diff)
+	}
+}
+
+func TestApplyResumesFromTheLatestCheckpoint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeShard(t, filepath.Join(dir, "data", "train-00000"))
+	body := defaultBody(cty.StringVal("data/train-00000"))
+	body.steps, body.checkpointEvery = 6, 2
+	p := New(Options{Python: fakePython(t)})
+	first, _ := applyStage(t, p, request(dir, "pretrain", "flaky", body.value(), "run-1"))
+	if diff := cmp.Diff([]string{"NCCL patch levels differ", "Training failed"}, summaries(first.Diagnostics)); diff != "" {
+		t.Fatalf("first run (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(first.Diagnostics[1].Detail, "killed") || !strings.Contains(first.Diagnostics[1].Detail, "status 137") {
+		t.Errorf("failure detail lacks the stderr tail or the status: %s", first.Diagnostics[1].Detail)
+	}
+	second, rec := applyStage(t, p, request(dir, "pretrain", "flaky", body.value(), "run-2"))
+	if second.Outputs == nil {
+		t.Fatalf("second run did not finish: %v", second.Diagnostics)
+	}
+	if got := second.Outputs["resumed_from_step"]; !got.RawEquals(cty.NumberIntVal(2)) {
+		t.Errorf("resumed_from_step = %v, want 2", got.GoString())
+	}
+	var resumed bool
+	for _, e := range rec.snapshot() {
+		resumed = resumed || (e.Log != nil && strings.HasPrefix(e.Log.Message, "resuming from ") && strings.HasSuffix(e.Log.Message, "step-00000002"))
+	}
+	if !resumed {
+		t.Error("no log line says which checkpoint the run resumes from")
+	}
+}
+
+func TestApplyStopCheckpointsAndReports(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeShard(t, filepath.Join(dir, "data", "train-00000"))
+	p := New(Options{Python: fakePython(t), StopGrace: 10 * time.Second})
+	rec := &recorder{}
+	done := make(chan *api.ApplyResponse, 1)
+	go func() {
+		resp, _ := p.ApplyStage(context.Background(), request(dir, "pretrain", "hang", defaultBody(cty.StringVal("data/train-00000")).value(), "run-1"), rec)
+		done <- resp
+	}()
+	waitFor(t, func() bool {
+		for _, e := range rec.snapshot() {
+			if e.Progress != nil && e.Progress.Done >= 3 {
+				return true
+			}
+		}
+		return false
+	})
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	resp := <-done
+	d := resp.Diagnostics[len(resp.Diagnostics)-1]
+	if d.Summary != "Training stopped" || !strings.Contains(d.Detail, "was stopped at step") || !strings.Contains(d.Detail, "the next apply resumes from it") {
+		t.Errorf("last diagnostic = %s: %s", d.Summary, d.Detail)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestApplyFailsClearly(t *testing.T) {
+	t.Parallel()
+	data := cty.StringVal("data/train-00000")
+	tests := map[string]struct {
+		name    string
+		body    func(b *stageBody)
+		python  string
+		want    []string
+		wantIn  string
+		wantKey string
+	}{
+		"the trainer's own error": {name: "error", want: []string{"NCCL patch levels differ", "Training data unreadable"}, wantIn: "MMIDIDX"},
+		"a crash quotes stderr":   {name: "crash", want: []string{"NCCL patch levels differ", "Training failed"}, wantIn: "illegal memory access"},
+		"no python":               {name: "ok", python: "/nonexistent/python3", want: []string{"Python not found"}, wantIn: "GPUFLOW_PYTHON"},
+		"more GPUs than the machine has": {name: "ok", body: func(b *stageBody) { b.dp, b.gpusPerNode, b.global = 16, 16, 32 },
+			want: []string{"Not enough GPUs"}},
+		"several nodes": {name: "ok", body: func(b *stageBody) { b.dp, b.global = 8, 16 },
+			want: []string{"Multi-node training needs a cluster executor"}, wantIn: "2 nodes"},
+		"context parallelism": {name: "ok", body: func(b *stageBody) { b.cp = 2 }, want: []string{"Context parallelism not supported by the trainer"}},
+		"a GELU model":        {name: "ok", body: func(b *stageBody) { b.activation = "gelu" }, want: []string{"Model family not supported by the trainer"}},
+		"tied embeddings with tp": {name: "ok", body: func(b *stageBody) { b.tied, b.tp, b.dp, b.global = true, 2, 1, 4 },
+			want: []string{"Tied embeddings need tp = 1 and pp = 1"}},
+		"too few micro-batches for the pipeline": {name: "ok", body: func(b *stageBody) { b.pp, b.dp, b.global = 4, 1, 4 },
+			want: []string{"Too few micro-batches for the pipeline"}},
+		"missing data": {name: "ok", body: func(b *stageBody) { b.data = cty.StringVal("data/nothing") },
+			want: []string{"Training data not found"}, wantKey: "data"},
+		"finetune without a base checkpoint": {name: "ok", body: func(b *stageBody) {
+			b.lora = cty.ObjectVal(map[string]cty.Value{"rank": n(8), "alpha": n(16), "targets": cty.ListVal([]cty.Value{cty.StringVal("q_proj")}), "dropout": cty.NullVal(cty.Number)})
+			b.base = cty.StringVal("ckpt/step-00000010")
+		}, want: []string{"Base checkpoint not found"}, wantKey: "base"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := defaultBody(data)
+			if tc.body != nil {
+				tc.body(&b)
+			}
+			python := tc.python
+			if python == "" {
+				python = fakePython(t)
+			}
+			stageType := "pretrain"
+			if !b.lora.IsNull() {
+				stageType = "finetune"
+			}
+			dir := t.TempDir()
+			writeShard(t, filepath.Join(dir, "data", "train-00000"))
+			resp, _ := applyStage(t, New(Options{Python: python}), request(dir, stageType, tc.name, b.value(), "run-1"))
+			if resp.Outputs != nil {
+				t.Errorf("a failed stage has outputs: %v", resp.Outputs)
+			}
+			if diff := cmp.Diff(tc.want, summaries(resp.Diagnostics)); diff != "" {
+				t.Fatalf("diagnostics (-want +got):\n%s", diff)
+			}
+			last := resp.Diagnostics[len(resp.Diagnostics)-1]
+			if !strings.Contains(last.Detail, tc.wantIn) {
+				t.Errorf("detail %q lacks %q", last.Detail, tc.wantIn)
+			}
+			if tc.wantKey != "" && (len(last.Path) == 0 || last.Path[0] != cty.GetAttrStep{Name: tc.wantKey}) {
+				t.Errorf("diagnostic points at %#v, want %s", last.Path, tc.wantKey)
+			}
+		})
+	}
+}

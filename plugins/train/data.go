@@ -1,0 +1,109 @@
+package train
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+)
+
+// dataPrefixes turns the data argument into Megatron shard prefixes: a
+// data_prep stage's split output (its megatron list), a path or a list of
+// paths. A path may name a prefix, a .bin or .idx file, a folder of shards
+// or a glob. Relative paths start at workDir.
+func dataPrefixes(v cty.Value, workDir string) ([]string, error) {
+	paths, err := dataPaths(v)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(workDir, p)
+		}
+		found, err := expandShards(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("it names no shards")
+	}
+	return slices.Compact(out), nil
+}
+
+// dataPaths reads the paths out of the value's accepted shapes.
+func dataPaths(v cty.Value) ([]string, error) {
+	switch {
+	case v.IsNull() || !v.IsKnown():
+		return nil, fmt.Errorf("it has no value")
+	case v.Type() == cty.String:
+		return []string{v.AsString()}, nil
+	case v.Type().IsObjectType() || v.Type().IsMapType():
+		for _, key := range []string{"megatron", "paths"} {
+			if p := attrOf(v, key); !p.IsNull() {
+				paths, err := dataPaths(p)
+				if err == nil && len(paths) > 0 {
+					return paths, nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("the object has no megatron shard paths (a data_prep stage writes them with output_format = [\"megatron\"])")
+	case v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType():
+		var out []string
+		for _, e := range v.AsValueSlice() {
+			if !e.IsKnown() || e.IsNull() || e.Type() != cty.String {
+				return nil, fmt.Errorf("a list of data must hold paths (strings)")
+			}
+			out = append(out, e.AsString())
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("it must be a path, a list of paths or a data_prep stage's outputs.train")
+}
+
+// expandShards finds the shard prefixes a path names.
+func expandShards(p string) ([]string, error) {
+	if strings.ContainsAny(p, "*?[") {
+		matches, err := filepath.Glob(p)
+		if err != nil {
+			return nil, fmt.Errorf("bad pattern %q: %w", p, err)
+		}
+		var out []string
+		for _, m := range matches {
+			if strings.HasSuffix(m, ".bin") || strings.HasSuffix(m, ".idx") {
+				out = append(out, strings.TrimSuffix(strings.TrimSuffix(m, ".bin"), ".idx"))
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s matches no .bin or .idx shard", p)
+		}
+		return checkShards(slices.Compact(sortedCopy(out)))
+	}
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return expandShards(filepath.Join(p, "*.idx"))
+	}
+	return checkShards([]string{strings.TrimSuffix(strings.TrimSuffix(p, ".bin"), ".idx")})
+}
+
+// checkShards makes sure each prefix has both of its files.
+func checkShards(prefixes []string) ([]string, error) {
+	for _, p := range prefixes {
+		for _, ext := range []string{".bin", ".idx"} {
+			if _, err := os.Stat(p + ext); err != nil {
+				return nil, fmt.Errorf("shard %s has no %s file", p, ext)
+			}
+		}
+	}
+	return prefixes, nil
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}

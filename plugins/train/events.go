@@ -1,0 +1,170 @@
+package train
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+)
+
+// trainerEvent is one JSON line the trainer's rank 0 prints on stdout:
+// {"event": "step" | "log" | "checkpoint" | "error" | "stopped" | "result", ...}.
+type trainerEvent struct {
+	Event string `json:"event"`
+	// step
+	Step        int64   `json:"step"`
+	Steps       int64   `json:"steps"`
+	Loss        float64 `json:"loss"`
+	LR          float64 `json:"lr"`
+	TokensPerS  float64 `json:"tokens_per_s"`
+	MFU         float64 `json:"mfu"`
+	MemoryBytes int64   `json:"memory_bytes"`
+	StepTimeS   float64 `json:"step_time_s"`
+	// log
+	Level   string `json:"level"`
+	Message string `json:"message"`
+	// error
+	Summary string `json:"summary"`
+	Detail  string `json:"detail"`
+	// checkpoint, stopped
+	Path string `json:"path"`
+	// result
+	Result *trainerResult `json:"result"`
+}
+
+// trainerResult is what a finished run measured; it becomes the stage's
+// outputs.
+type trainerResult struct {
+	Checkpoint             string  `json:"checkpoint"`
+	FinalLoss              float64 `json:"final_loss"`
+	TokensPerS             float64 `json:"tokens_per_s"`
+	MFU                    float64 `json:"mfu"`
+	PeakMemoryBytes        int64   `json:"peak_memory_bytes"`
+	PeakMemoryBytesPerRank []int64 `json:"peak_memory_bytes_per_rank"`
+	PeakAllocatedBytes     int64   `json:"peak_allocated_bytes"`
+	Steps                  int64   `json:"steps"`
+	Tokens                 int64   `json:"tokens"`
+	ResumedFromStep        int64   `json:"resumed_from_step"`
+	Adapters               string  `json:"adapters"`
+	Merged                 string  `json:"merged"`
+}
+
+// rankPrefix is what torchrun may put before a worker's line ("[rank0]:",
+// "[default0]:").
+var rankPrefix = regexp.MustCompile(`^\[[A-Za-z_]*\d+\]:\s?`)
+
+// monitor turns the trainer's output into events and remembers what the
+// stage's result needs.
+type monitor struct {
+	sink api.EventSink
+	now  func() time.Time
+
+	mu         sync.Mutex
+	result     *trainerResult
+	errors     []trainerEvent
+	stopped    *trainerEvent
+	checkpoint string
+	lastStep   int64
+	stderrTail []string
+}
+
+// stderrTailLines is how many stderr lines a failure quotes.
+const stderrTailLines = 20
+
+func newMonitor(sink api.EventSink) *monitor {
+	return &monitor{sink: sink, now: time.Now}
+}
+
+// stdoutLine handles a line of the trainer's stdout: an event, or a log line.
+func (m *monitor) stdoutLine(line string) {
+	line = rankPrefix.ReplaceAllString(strings.TrimRight(line, "\r\n"), "")
+	var ev trainerEvent
+	if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &ev) == nil && ev.Event != "" {
+		m.handle(ev)
+		return
+	}
+	if strings.TrimSpace(line) != "" {
+		m.log("info", line)
+	}
+}
+
+// stderrLine logs a line of stderr and keeps it for a failure's message.
+func (m *monitor) stderrLine(line string) {
+	line = strings.TrimRight(line, "\r\n")
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	m.mu.Lock()
+	m.stderrTail = append(m.stderrTail, line)
+	if len(m.stderrTail) > stderrTailLines {
+		m.stderrTail = m.stderrTail[len(m.stderrTail)-stderrTailLines:]
+	}
+	m.mu.Unlock()
+	m.log("warn", line)
+}
+
+func (m *monitor) handle(ev trainerEvent) {
+	switch ev.Event {
+	case "step":
+		m.step(ev)
+	case "log":
+		m.log(orDefault(ev.Level, "info"), ev.Message)
+	case "checkpoint":
+		m.mu.Lock()
+		m.checkpoint = ev.Path
+		m.mu.Unlock()
+		m.log("info", "checkpoint at step "+itoa(ev.Step)+": "+ev.Path)
+		m.sink.Send(api.Event{Time: m.now(), Artifact: &api.Artifact{Name: "checkpoint", Path: ev.Path}})
+	case "error":
+		m.mu.Lock()
+		m.errors = append(m.errors, ev)
+		m.mu.Unlock()
+		m.log("error", ev.Summary+": "+ev.Detail)
+	case "stopped":
+		m.mu.Lock()
+		m.stopped = &ev
+		m.mu.Unlock()
+		m.log("warn", "stopped at step "+itoa(ev.Step))
+	case "result":
+		m.mu.Lock()
+		m.result = ev.Result
+		m.mu.Unlock()
+	}
+}
+
+// step reports a training step as progress and metrics.
+func (m *monitor) step(ev trainerEvent) {
+	m.mu.Lock()
+	m.lastStep = ev.Step
+	m.mu.Unlock()
+	t := m.now()
+	m.sink.Send(api.Event{Time: t, Progress: &api.Progress{Label: "train", Done: float64(ev.Step), Total: float64(ev.Steps), Unit: "steps"}})
+	for _, metric := range []api.Metric{
+		{Name: "loss", Value: ev.Loss},
+		{Name: "lr", Value: ev.LR},
+		{Name: "tokens_per_s", Value: ev.TokensPerS, Unit: "tokens/s"},
+		{Name: "mfu", Value: ev.MFU},
+		{Name: "memory", Value: float64(ev.MemoryBytes), Unit: "bytes"},
+		{Name: "step_time", Value: ev.StepTimeS, Unit: "s"},
+	} {
+		metric.Step = ev.Step
+		m.sink.Send(api.Event{Time: t, Metric: &metric})
+	}
+}
+
+func (m *monitor) log(level, msg string) {
+	m.sink.Send(api.Event{Time: m.now(), Log: &api.Log{Level: level, Message: msg}})
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func itoa(i int64) string { return strconv.FormatInt(i, 10) }

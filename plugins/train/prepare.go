@@ -1,0 +1,170 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+)
+
+// Launch is a trainer run made ready: its files written into the run
+// folder and its torchrun command rendered. A multi-node executor sets
+// Torchrun's Endpoint and JobID and runs the same command on each of
+// Torchrun.Nodes nodes, with Env laid over the node's environment.
+type Launch struct {
+	Torchrun Torchrun
+	// Env is what the trainer needs on top of the inherited environment.
+	Env map[string]string
+	// Config is what the trainer reads; its checkpoint folder and the
+	// checkpoint it resumes from (if any) are in it.
+	Config runConfig
+}
+
+// Environ lays the launch's environment over base (os.Environ(), say).
+func (l *Launch) Environ(base []string) []string { return environ(base, l.Env) }
+
+// Options tune how a stage is launched.
+type Options struct {
+	// Python is the interpreter; empty means $GPUFLOW_PYTHON, else python3.
+	Python string
+	// StopGrace replaces DefaultStopGrace when positive.
+	StopGrace time.Duration
+}
+
+// Prepare decodes an apply request into a launch: it checks what the
+// trainer supports, finds the data and the checkpoint to resume from, and
+// writes the trainer and its config.json into req.RunDir.
+func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
+	cfg, hw, diags := decodeRun(req)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	nodes, procs, d := processes(cfg.Layout, hw)
+	if diags = append(diags, d...); diags.HasErrors() {
+		return nil, diags
+	}
+	if err := resolveCheckpoints(req.RunDir, &cfg); err != nil {
+		return nil, append(diags, ioDiagnostic("Cannot read the checkpoint folder", err))
+	}
+	script, err := writeTrainer(filepath.Join(req.RunDir, "trainer"))
+	if err != nil {
+		return nil, append(diags, ioDiagnostic("Cannot write the trainer", err))
+	}
+	configPath := filepath.Join(req.RunDir, "config.json")
+	if err := writeJSON(configPath, cfg); err != nil {
+		return nil, append(diags, ioDiagnostic("Cannot write the trainer's config", err))
+	}
+	return &Launch{
+		Torchrun: Torchrun{Python: python(opts), Script: script, Config: configPath, Nodes: nodes, ProcsPerNode: procs},
+		Env:      trainerEnv(req.Env, hw.Name),
+		Config:   cfg,
+	}, diags
+}
+
+func python(opts Options) string {
+	if opts.Python != "" {
+		return opts.Python
+	}
+	if p := os.Getenv("GPUFLOW_PYTHON"); p != "" {
+		return p
+	}
+	return "python3"
+}
+
+// decodeRun reads the stage body into the trainer's config.
+func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostics) {
+	d := &decoder{c: req.Config}
+	cfg := runConfig{
+		Stage: req.Type + "." + req.Name, Type: req.Type,
+		Model: d.model(), Layout: d.layout(),
+		LR: d.number("lr", 0), Schedule: d.str("schedule", defaultSchedule),
+		WarmupSteps: int64(d.number("warmup_steps", 0)), WeightDecay: d.number("weight_decay", defaultWeightDecay),
+		Seed: int64(d.number("seed", defaultSeed)), CheckpointEvery: int64(d.number("checkpoint_every", 0)),
+		Checkpoint: os.Getenv("GPUFLOW_TRAIN_CHECKPOINT") != "0", KeepCheckpoints: defaultKeepCheckpoints,
+		Compile: os.Getenv("GPUFLOW_TRAIN_COMPILE") != "0", LoRA: d.lora(), Merge: d.boolean("merge", false),
+	}
+	cfg.MinLR = d.number("min_lr", cfg.LR/10)
+	hw := d.hardware()
+	if d.diags.HasErrors() {
+		return cfg, hw, d.diags
+	}
+	cfg.Steps = d.steps(cfg.Model, cfg.Layout)
+	cfg.PeakFLOPS = hw.TFLOPS[cfg.Layout.Precision] * 1e12
+	var err error
+	if cfg.Data, err = dataPrefixes(known(req.Config, "data"), req.WorkDir); err != nil {
+		d.fail(cty.GetAttrPath("data"), "Training data not found", fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err))
+	}
+	if req.Type == "finetune" {
+		cfg.Base = d.base(req.WorkDir)
+	}
+	if cfg.Steps <= 0 {
+		d.fail(cty.GetAttrPath("steps"), "No training budget", "Set steps, or train_tokens of at least one global batch.")
+	}
+	d.diags = append(d.diags, checkSupported(cfg.Model, cfg.Layout, cfg.LoRA)...)
+	return cfg, hw, d.diags
+}
+
+// base finds the checkpoint a finetune starts from.
+func (d *decoder) base(workDir string) string {
+	p := d.str("base", "")
+	if p == "" {
+		d.fail(cty.GetAttrPath("base"), "No base checkpoint", "base must name a checkpoint folder, e.g. stage.pretrain.NAME.outputs.checkpoint.")
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workDir, p)
+	}
+	if _, err := os.Stat(filepath.Join(p, dcpMetadata)); err != nil {
+		d.fail(cty.GetAttrPath("base"), "Base checkpoint not found",
+			fmt.Sprintf("%s is not a checkpoint folder written by a pretrain stage (it has no %s). Point base at stage.pretrain.NAME.outputs.checkpoint.", p, dcpMetadata))
+	}
+	return p
+}
+
+// processes places the layout's ranks on nodes: one process per GPU.
+func processes(l layoutConfig, hw hardwareConfig) (nodes, procs int, diags api.Diagnostics) {
+	world, per := l.worldSize(), hw.GPUsPerNode
+	if per <= 0 || world <= per {
+		return 1, world, nil
+	}
+	nodes = (world + per - 1) / per
+	if world%per != 0 {
+		return nodes, per, api.Diagnostics{{Severity: api.Error, Summary: "Layout does not fill whole nodes", Path: cty.GetAttrPath("layout"),
+			Detail: fmt.Sprintf("The layout runs %d processes, which does not fill nodes of %d GPUs. Choose degrees whose product is a multiple of %d.", world, per, per)}}
+	}
+	return nodes, per, nil
+}
+
+// resolveCheckpoints sets where checkpoints go and which one to resume.
+func resolveCheckpoints(runDir string, cfg *runConfig) error {
+	root, err := checkpointRoot(runDir, *cfg)
+	if err != nil {
+		return err
+	}
+	cfg.CheckpointDir = root
+	latest, ok, err := latestCheckpoint(root)
+	if ok {
+		cfg.ResumeFrom = latest.Path
+	}
+	return err
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func ioDiagnostic(summary string, err error) api.Diagnostic {
+	return api.Diagnostic{Severity: api.Error, Summary: summary, Detail: err.Error() + "."}
+}

@@ -1,0 +1,78 @@
+package train
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// Torchrun is one node's launch of the trainer through PyTorch's own
+// launcher (torch.distributed.run, the module behind the torchrun
+// command), run by the given Python so that the launcher and the trainer
+// share one interpreter and one PyTorch.
+type Torchrun struct {
+	// Python is the interpreter: python3, or GPUFLOW_PYTHON where set.
+	Python string
+	// Script is the trainer's entry point, Config the run's config.json.
+	Script, Config string
+	// Nodes and ProcsPerNode: one process per GPU.
+	Nodes, ProcsPerNode int
+	// Endpoint is the rendezvous host:port every node reaches (the first
+	// node's address, e.g. "$MASTER_ADDR:29500" in an sbatch script), and
+	// JobID names the rendezvous (e.g. "$SLURM_JOB_ID"). Both are unused on
+	// one node, where torchrun picks a free local port itself.
+	Endpoint, JobID string
+}
+
+// Argv is the command line: on one node a standalone rendezvous, on
+// several a c10d rendezvous at Endpoint.
+func (t Torchrun) Argv() []string {
+	argv := []string{t.Python, "-m", "torch.distributed.run"}
+	if t.Nodes <= 1 {
+		argv = append(argv, "--standalone", "--nnodes=1")
+	} else {
+		argv = append(argv, "--nnodes="+strconv.Itoa(t.Nodes), "--rdzv-backend=c10d",
+			"--rdzv-endpoint="+t.Endpoint, "--rdzv-id="+t.JobID)
+	}
+	return append(argv, "--nproc-per-node="+strconv.Itoa(t.ProcsPerNode), t.Script, "--config", t.Config)
+}
+
+// multicastOff are the settings every process on a lent machine keeps:
+// NVLink multicast (NVLS) can put the host's shared GPUs out of service
+// (/work/.library/device/KINDS.md). The plan sets them too
+// (engine/ncclenv); they are repeated here so that no launch on such a
+// machine goes without them, whatever the plan held.
+var multicastOff = map[string]string{
+	"NCCL_NVLS_ENABLE":                 "0",
+	"TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+	"NVSHMEM_DISABLE_NVLS":             "1",
+}
+
+// lentProfiles are the built-in profiles of the lent machines, as
+// engine/ncclenv names them.
+var lentProfiles = map[string]bool{"h100-x1": true, "h200-x1": true, "h200-x2": true, "h200-x4": true}
+
+// trainerEnv is the environment the trainer runs with on top of the
+// inherited one: the plan's NCCL settings, the lent machines' multicast
+// guards, and unbuffered output so metrics arrive as they happen.
+func trainerEnv(planEnv map[string]string, hardware string) map[string]string {
+	env := maps.Clone(planEnv)
+	if env == nil {
+		env = map[string]string{}
+	}
+	if lentProfiles[hardware] {
+		maps.Copy(env, multicastOff)
+	}
+	env["PYTHONUNBUFFERED"] = "1"
+	return env
+}
+
+// environ lays env over base, sorted for a stable order; os/exec keeps
+// the last value of a name given twice.
+func environ(base []string, env map[string]string) []string {
+	out := slices.Clone(base)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}

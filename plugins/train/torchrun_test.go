@@ -1,0 +1,83 @@
+package train
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestTorchrunArgv(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		run  Torchrun
+		want []string
+	}{
+		"one node": {
+			run: Torchrun{Python: "python3", Script: "/r/trainer/train.py", Config: "/r/config.json", Nodes: 1, ProcsPerNode: 4},
+			want: []string{"python3", "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=4",
+				"/r/trainer/train.py", "--config", "/r/config.json"},
+		},
+		"four nodes through a c10d rendezvous": {
+			run: Torchrun{Python: "/opt/venv/bin/python", Script: "t.py", Config: "c.json", Nodes: 4, ProcsPerNode: 8,
+				Endpoint: "$MASTER_ADDR:29500", JobID: "$SLURM_JOB_ID"},
+			want: []string{"/opt/venv/bin/python", "-m", "torch.distributed.run", "--nnodes=4", "--rdzv-backend=c10d",
+				"--rdzv-endpoint=$MASTER_ADDR:29500", "--rdzv-id=$SLURM_JOB_ID", "--nproc-per-node=8", "t.py", "--config", "c.json"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, tc.run.Argv()); diff != "" {
+				t.Errorf("Argv (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTrainerEnv(t *testing.T) {
+	t.Parallel()
+	plan := map[string]string{"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "0"}
+	tests := map[string]struct {
+		hardware string
+		plan     map[string]string
+		want     map[string]string
+	}{
+		"lent machine gets the multicast guards on top of the plan": {
+			hardware: "h200-x4", plan: plan,
+			want: map[string]string{"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "0", "NCCL_NVLS_ENABLE": "0",
+				"TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1", "PYTHONUNBUFFERED": "1"},
+		},
+		"a guard overrides what the plan said": {
+			hardware: "h100-x1", plan: map[string]string{"NCCL_NVLS_ENABLE": "1"},
+			want: map[string]string{"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1", "PYTHONUNBUFFERED": "1"},
+		},
+		"other machines get the plan's settings only": {
+			hardware: "xe9780", plan: plan,
+			want: map[string]string{"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "0", "PYTHONUNBUFFERED": "1"},
+		},
+		"no plan settings": {
+			hardware: "xe9780",
+			want:     map[string]string{"PYTHONUNBUFFERED": "1"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, trainerEnv(tc.plan, tc.hardware)); diff != "" {
+				t.Errorf("trainerEnv (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if plan["NCCL_NVLS_ENABLE"] != "" {
+		t.Error("trainerEnv changed the plan's map")
+	}
+}
+
+func TestEnvironLaysSettingsLast(t *testing.T) {
+	t.Parallel()
+	got := environ([]string{"PATH=/bin", "NCCL_NVLS_ENABLE=1"}, map[string]string{"NCCL_NVLS_ENABLE": "0", "A": "1"})
+	want := []string{"PATH=/bin", "NCCL_NVLS_ENABLE=1", "A=1", "NCCL_NVLS_ENABLE=0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("environ (-want +got):\n%s", diff)
+	}
+}

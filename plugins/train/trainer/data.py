@@ -1,0 +1,99 @@
+"""Training samples from Megatron indexed datasets (PREFIX.bin with tokens,
+PREFIX.idx in the MMIDIDX layout, as plugins/dataprep/shard writes them).
+
+Documents sit back to back in a .bin, so each shard is read, memory-mapped,
+as one token stream cut into samples of seq_len+1 tokens (inputs and the
+labels shifted by one). Samples are visited in a seeded random order, a new
+order each epoch; the sample of a given step, micro-batch and data-parallel
+rank depends on nothing else, so a resumed run reads what an uninterrupted
+one would have.
+"""
+
+import numpy as np
+import torch
+
+MAGIC = b"MMIDIDX\x00\x00"
+# Megatron-LM's dtype codes.
+DTYPES = {1: np.uint8, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64, 6: np.float64, 7: np.float32, 8: np.uint16}
+
+
+class DataError(Exception):
+    pass
+
+
+def shard_dtype(prefix):
+    """Reads the token type from PREFIX.idx's header."""
+    try:
+        with open(prefix + ".idx", "rb") as f:
+            head = f.read(len(MAGIC) + 8 + 1)
+    except OSError as e:
+        raise DataError(f"cannot read {prefix}.idx: {e}") from e
+    if len(head) < len(MAGIC) + 9 or head[: len(MAGIC)] != MAGIC:
+        raise DataError(f"{prefix}.idx is not a Megatron (MMIDIDX) index")
+    version = int.from_bytes(head[len(MAGIC) : len(MAGIC) + 8], "little")
+    code = head[len(MAGIC) + 8]
+    if version != 1 or code not in DTYPES:
+        raise DataError(f"{prefix}.idx has version {version} and dtype code {code}; version 1 and codes {sorted(DTYPES)} are read")
+    return np.dtype(DTYPES[code])
+
+
+class TokenShards:
+    """Samples of seq_len+1 tokens cut from each shard's token stream."""
+
+    def __init__(self, prefixes, seq_len):
+        self.seq_len = seq_len
+        self.streams = []
+        counts = []
+        for p in prefixes:
+            dtype = shard_dtype(p)
+            try:
+                stream = np.memmap(p + ".bin", dtype=dtype, mode="r")
+            except (OSError, ValueError) as e:
+                raise DataError(f"cannot map {p}.bin: {e}") from e
+            n = (len(stream) - 1) // seq_len
+            if n > 0:
+                self.streams.append(stream)
+                counts.append(n)
+        self.offsets = np.cumsum([0] + counts)
+        self.samples = int(self.offsets[-1])
+        if self.samples == 0:
+            raise DataError(f"the shards hold fewer than {seq_len + 1} tokens, not one sample of seq_len + 1")
+
+    def sample(self, i):
+        s = int(np.searchsorted(self.offsets, i, side="right")) - 1
+        start = (i - int(self.offsets[s])) * self.seq_len
+        return np.asarray(self.streams[s][start : start + self.seq_len + 1], dtype=np.int64)
+
+
+class Batches:
+    """The global batch of each step in a seeded order; a data-parallel rank
+    takes its contiguous slice of it."""
+
+    def __init__(self, shards: TokenShards, global_batch, seed):
+        self.shards = shards
+        self.global_batch = global_batch
+        self.seed = seed
+        self._orders = {}
+
+    def _order(self, epoch):
+        if epoch not in self._orders:
+            if len(self._orders) >= 2:  # a step spans at most two epochs
+                self._orders.pop(min(self._orders))
+            self._orders[epoch] = np.random.default_rng([self.seed, epoch]).permutation(self.shards.samples)
+        return self._orders[epoch]
+
+    def indices(self, step):
+        out = []
+        for k in range(step * self.global_batch, (step + 1) * self.global_batch):
+            epoch, pos = divmod(k, self.shards.samples)
+            out.append(int(self._order(epoch)[pos]))
+        return out
+
+    def local(self, step, dp_rank, dp):
+        """The (global_batch/dp, seq_len+1) tokens rank dp_rank trains on at step."""
+        per = self.global_batch // dp
+        idx = self.indices(step)[dp_rank * per : (dp_rank + 1) * per]
+        return torch.from_numpy(np.stack([self.shards.sample(i) for i in idx]))
+
+    def epochs(self, steps):
+        return steps * self.global_batch / self.shards.samples

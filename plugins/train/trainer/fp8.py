@@ -1,0 +1,71 @@
+"""fp8 linear layers on Hopper and later: each matrix product of forward and
+backward runs on the fp8 tensor cores through torch._scaled_mm, with one
+scale per tensor taken from its current absolute maximum (dynamic scaling).
+Inputs and weights are cast to e4m3, gradients to e5m2; results come back in
+the input's precision and the weights stay in their training precision, so
+only the products are in fp8.
+"""
+
+import torch
+import torch.nn as nn
+
+E4M3 = torch.float8_e4m3fn
+E5M2 = torch.float8_e5m2
+
+
+def supported():
+    """fp8 products need compute capability 8.9 or later."""
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9) and hasattr(torch, "_scaled_mm")
+
+
+def _quantize(t, dtype):
+    """t scaled into dtype's range, and the inverse scale _scaled_mm wants."""
+    fmax = torch.finfo(dtype).max
+    amax = t.detach().abs().max().float().clamp(min=1e-12)
+    scale = fmax / amax
+    return (t.float() * scale).clamp(-fmax, fmax).to(dtype), scale.reciprocal()
+
+
+def _col_major(t):
+    """The same matrix laid out column-major, as _scaled_mm's second operand must be."""
+    return t.t().contiguous().t()
+
+
+class _FP8Linear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight):
+        x2 = x.reshape(-1, x.shape[-1])
+        xq, xs = _quantize(x2, E4M3)
+        wq, ws = _quantize(weight, E4M3)
+        out = torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws, out_dtype=x.dtype)
+        ctx.save_for_backward(xq, xs, wq, ws)
+        ctx.x_shape = x.shape
+        return out.reshape(*x.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        xq, xs, wq, ws = ctx.saved_tensors
+        g = grad_out.reshape(-1, grad_out.shape[-1])
+        gq, gs = _quantize(g, E5M2)
+        grad_x = torch._scaled_mm(gq, _col_major(wq), scale_a=gs, scale_b=ws, out_dtype=grad_out.dtype)
+        grad_w = torch._scaled_mm(gq.t().contiguous(), _col_major(xq), scale_a=gs, scale_b=xs, out_dtype=grad_out.dtype)
+        return grad_x.reshape(ctx.x_shape), grad_w
+
+
+class Float8Linear(nn.Linear):
+    """nn.Linear (no bias) whose products run in fp8; the weight keeps its name."""
+
+    def forward(self, x):
+        return _FP8Linear.apply(x, self.weight)
+
+
+def convert(model, names=("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")):
+    """Replaces the blocks' linear layers (not the output head) by
+    Float8Linear, on the meta device before initialisation."""
+    swapped = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if name in names and type(child) is nn.Linear:
+                setattr(parent, name, Float8Linear(child.in_features, child.out_features, bias=False, device=child.weight.device))
+                swapped += 1
+    return swapped

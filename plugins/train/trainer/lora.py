@@ -1,0 +1,95 @@
+"""LoRA: low-rank adapters beside frozen linear layers (Hu et al., 2021).
+
+A LoRALinear keeps the base layer's weight under its own name, so a
+pretrain checkpoint loads into it unchanged, and adds lora_a (rank x in,
+trained from a small uniform start) and lora_b (out x rank, starting at
+zero, so training starts from the base model exactly). The output is
+W x + (alpha / rank) * B A dropout(x).
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# Accepted target names: Hugging Face's and the estimator's short ones.
+ALIASES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
+           "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
+ALL_LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+class LoRALinear(nn.Module):
+    def __init__(self, base: nn.Linear, rank, alpha, dropout):
+        super().__init__()
+        self.in_features, self.out_features = base.in_features, base.out_features
+        self.weight = base.weight
+        self.weight.requires_grad_(False)
+        device = base.weight.device
+        self.lora_a = nn.Linear(self.in_features, rank, bias=False, device=device)
+        self.lora_b = nn.Linear(rank, self.out_features, bias=False, device=device)
+        self.scale = alpha / rank
+        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+
+    def forward(self, x):
+        return F.linear(x, self.weight) + self.lora_b(self.lora_a(self.dropout(x))) * self.scale
+
+
+def target_names(targets):
+    names = set()
+    for t in targets:
+        if t in ("all-linear", "all_linear"):
+            names.update(ALL_LINEAR)
+        else:
+            names.add(ALIASES.get(t, t))
+    unknown = names - set(ALL_LINEAR)
+    if unknown:
+        raise ValueError(f"unknown LoRA targets {sorted(unknown)}; the model's linear layers are {ALL_LINEAR} (or all-linear)")
+    return names
+
+
+def add_adapters(model, lora):
+    """Replaces each targeted linear layer of model by a LoRALinear and
+    freezes everything else. Returns the number of adapted layers."""
+    names = target_names(lora["targets"])
+    for p in model.parameters():
+        p.requires_grad_(False)
+    swapped = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if name in names and isinstance(child, nn.Linear):
+                setattr(parent, name, LoRALinear(child, lora["rank"], lora["alpha"], lora.get("dropout", 0.0)))
+                swapped += 1
+    return swapped
+
+
+def is_adapter(fqn):
+    return ".lora_a." in fqn or ".lora_b." in fqn
+
+
+def adapter_params(model_args, lora):
+    """Adapter parameters of the whole model: rank * (in + out) per adapted
+    matrix per layer, as the estimator counts them."""
+    a = model_args
+    q, kv = a.heads * a.head_dim, a.kv_heads * a.head_dim
+    dims = {"q_proj": a.hidden + q, "k_proj": a.hidden + kv, "v_proj": a.hidden + kv, "o_proj": q + a.hidden,
+            "gate_proj": a.hidden + a.ffn_hidden, "up_proj": a.hidden + a.ffn_hidden, "down_proj": a.ffn_hidden + a.hidden}
+    return a.layers * lora["rank"] * sum(dims[n] for n in target_names(lora["targets"]))
+
+
+@torch.no_grad()
+def merge_into_base(model):
+    """Adds scale * B A into each adapted weight, in place, on whatever
+    sharding the weights have; every rank must call it (it gathers the
+    adapters). The adapters stay, so the model must not train on after."""
+    from torch.distributed.tensor import DTensor, distribute_tensor
+    for module in model.modules():
+        if not isinstance(module, LoRALinear):
+            continue
+        a, b, w = module.lora_a.weight, module.lora_b.weight, module.weight
+        a = a.full_tensor() if isinstance(a, DTensor) else a
+        b = b.full_tensor() if isinstance(b, DTensor) else b
+        delta = (b.float() @ a.float()) * module.scale
+        if isinstance(w, DTensor):
+            local = w.to_local()
+            local.add_(distribute_tensor(delta, w.device_mesh, w.placements).to_local().to(local.dtype))
+        else:
+            w.add_(delta.to(w.dtype))

@@ -1,0 +1,236 @@
+"""A Llama-family decoder in plain PyTorch: token embedding, pre-norm blocks
+of grouped-query attention with rotary positions and a SwiGLU MLP, RMSNorm,
+and an output projection (or the embedding, when tied).
+
+Module names follow Hugging Face's Llama (q_proj ... down_proj) so LoRA
+targets read the same, and layers live in a ModuleDict keyed by their index,
+so a pipeline stage that holds layers 8-15 still names them layers.8 ... and
+checkpoints load across layouts.
+"""
+
+import math
+import zlib
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# Llama 3's rotary base; the model block does not carry one.
+ROPE_THETA = 500000.0
+NORM_EPS = 1e-5
+
+
+@dataclass
+class ModelArgs:
+    layers: int
+    hidden: int
+    ffn_hidden: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    seq_len: int
+    tied_embeddings: bool = False
+
+    @property
+    def head_dim(self):
+        return self.hidden // self.heads
+
+    @classmethod
+    def from_config(cls, m):
+        return cls(layers=m["layers"], hidden=m["hidden"], ffn_hidden=m["ffn_hidden"], heads=m["heads"],
+                   kv_heads=m["kv_heads"] or m["heads"], vocab=m["vocab"], seq_len=m["seq_len"],
+                   tied_embeddings=bool(m.get("tied_embeddings")))
+
+
+def rope_table(head_dim, seq_len, device):
+    """cos and sin of every position's rotation, stacked: (2, seq, head_dim)."""
+    inv = 1.0 / (ROPE_THETA ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float32) / head_dim))
+    freqs = torch.outer(torch.arange(seq_len, device=device, dtype=torch.float32), inv)
+    emb = torch.cat([freqs, freqs], dim=-1)
+    return torch.stack([emb.cos(), emb.sin()])
+
+
+def apply_rope(x, rope):
+    """Rotates x (batch, seq, heads, head_dim) by the half-split convention."""
+    cos = rope[0][None, :, None, :].to(x.dtype)
+    sin = rope[1][None, :, None, :].to(x.dtype)
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat([-x2, x1], dim=-1) * sin
+
+
+class Attention(nn.Module):
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.head_dim = a.head_dim
+        self.group = a.heads // a.kv_heads
+        self.q_proj = nn.Linear(a.hidden, a.heads * a.head_dim, bias=False)
+        self.k_proj = nn.Linear(a.hidden, a.kv_heads * a.head_dim, bias=False)
+        self.v_proj = nn.Linear(a.hidden, a.kv_heads * a.head_dim, bias=False)
+        self.o_proj = nn.Linear(a.heads * a.head_dim, a.hidden, bias=False)
+
+    def forward(self, x, rope):
+        b, s, _ = x.shape
+        # -1 heads: under tensor parallelism each rank holds heads/tp of them.
+        q = apply_rope(self.q_proj(x).view(b, s, -1, self.head_dim), rope)
+        k = apply_rope(self.k_proj(x).view(b, s, -1, self.head_dim), rope)
+        v = self.v_proj(x).view(b, s, -1, self.head_dim)
+        if self.group > 1:
+            # Expanded so that the flash kernel applies; query head i reads
+            # key/value head i // group.
+            k = k.repeat_interleave(self.group, dim=2)
+            v = v.repeat_interleave(self.group, dim=2)
+        o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        return self.o_proj(o.transpose(1, 2).reshape(b, s, -1))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.gate_proj = nn.Linear(a.hidden, a.ffn_hidden, bias=False)
+        self.up_proj = nn.Linear(a.hidden, a.ffn_hidden, bias=False)
+        self.down_proj = nn.Linear(a.ffn_hidden, a.hidden, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    """One pre-norm transformer layer. recompute is "none", "selective"
+    (keep matrix products and attention outputs, recompute the rest) or
+    "full" (keep only the block's input)."""
+
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.attention_norm = nn.RMSNorm(a.hidden, eps=NORM_EPS)
+        self.attention = Attention(a)
+        self.ffn_norm = nn.RMSNorm(a.hidden, eps=NORM_EPS)
+        self.feed_forward = FeedForward(a)
+        self.recompute = "none"
+
+    def body(self, x, rope):
+        h = x + self.attention(self.attention_norm(x), rope)
+        return h + self.feed_forward(self.ffn_norm(h))
+
+    def forward(self, x, rope):
+        if self.recompute == "none":
+            return self.body(x, rope)
+        from torch.utils.checkpoint import checkpoint
+        kwargs = {"context_fn": selective_context} if self.recompute == "selective" else {}
+        return checkpoint(self.body, x, rope, use_reentrant=False, **kwargs)
+
+
+def _saved_ops():
+    ops = torch.ops.aten
+    names = ["mm", "_scaled_mm", "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+             "_scaled_dot_product_cudnn_attention"]
+    return {getattr(ops, n).default for n in names if hasattr(ops, n)}
+
+
+def selective_context():
+    """Selective recomputation: matrix products and attention are kept, the
+    cheap element-wise work (norms, rotary, SiLU, products) recomputed."""
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+    saved = _saved_ops()
+
+    def policy(ctx, op, *args, **kwargs):
+        return CheckpointPolicy.MUST_SAVE if op in saved else CheckpointPolicy.PREFER_RECOMPUTE
+
+    return create_selective_checkpoint_contexts(policy)
+
+
+class Transformer(nn.Module):
+    """The whole model, or one pipeline stage of it: a stage that does not
+    begin the model has no tok_embeddings, one that does not end it no norm
+    and output, and it keeps only its own layers."""
+
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.args = a
+        self.tok_embeddings = nn.Embedding(a.vocab, a.hidden)
+        self.layers = nn.ModuleDict({str(i): Block(a) for i in range(a.layers)})
+        self.norm = nn.RMSNorm(a.hidden, eps=NORM_EPS)
+        self.output = None if a.tied_embeddings else nn.Linear(a.hidden, a.vocab, bias=False)
+        self.register_buffer("rope", rope_table(a.head_dim, a.seq_len, None), persistent=False)
+
+    def forward(self, tokens):
+        h = self.tok_embeddings(tokens) if self.tok_embeddings is not None else tokens
+        for layer in self.layers.values():
+            h = layer(h, self.rope)
+        if self.norm is None:
+            return h
+        h = self.norm(h)
+        if self.output is not None:
+            return self.output(h)
+        return F.linear(h, self.tok_embeddings.weight)
+
+    def init_buffers(self, device):
+        self.rope = rope_table(self.args.head_dim, self.args.seq_len, device)
+
+
+def keep_stage(model: Transformer, stage: int, stages: int):
+    """Trims model to pipeline stage `stage` of `stages` equal stages."""
+    per = model.args.layers // stages
+    keep = {str(i) for i in range(stage * per, (stage + 1) * per)}
+    for name in list(model.layers.keys()):
+        if name not in keep:
+            del model.layers[name]
+    if stage != 0:
+        model.tok_embeddings = None
+    if stage != stages - 1:
+        model.norm = None
+        model.output = None
+    return model
+
+
+def param_seed(seed, fqn):
+    """A seed per parameter name, so a parameter starts the same whichever
+    rank, stage or layout creates it."""
+    return (seed * 1_000_003 + zlib.crc32(fqn.encode())) % (2**63)
+
+
+def init_value(fqn, tensor, layers, generator):
+    """Fills tensor with the initial value of parameter fqn: GPT-2 style
+    normal(0, 0.02), residual projections scaled by 1/sqrt(2*layers), norms
+    at one, LoRA's A uniform and B zero."""
+    with torch.no_grad():
+        if fqn.endswith("norm.weight"):
+            tensor.fill_(1.0)
+        elif ".lora_b." in fqn:
+            tensor.zero_()
+        elif ".lora_a." in fqn:
+            bound = 1.0 / math.sqrt(tensor.shape[-1])
+            tensor.uniform_(-bound, bound, generator=generator)
+        elif fqn.endswith(("o_proj.weight", "down_proj.weight")):
+            tensor.normal_(0.0, 0.02 / math.sqrt(2 * layers), generator=generator)
+        else:
+            tensor.normal_(0.0, 0.02, generator=generator)
+
+
+def init_full(model: Transformer, seed, device):
+    """Initialises every (unsplit) parameter from its own seeded generator."""
+    for fqn, p in model.named_parameters():
+        g = torch.Generator(device=device)
+        g.manual_seed(param_seed(seed, fqn))
+        init_value(fqn, p.data, model.args.layers, g)
+    model.init_buffers(device)
+
+
+def param_counts(a: ModelArgs):
+    """Parameters as the estimator counts them (engine/estimate/params.go)."""
+    q = a.heads * a.head_dim
+    kv = a.kv_heads * a.head_dim
+    per_layer = a.hidden * q + 2 * a.hidden * kv + q * a.hidden + 3 * a.hidden * a.ffn_hidden + 2 * a.hidden
+    embedding = a.vocab * a.hidden
+    output = 0 if a.tied_embeddings else embedding
+    return per_layer * a.layers + embedding + output + a.hidden
+
+
+def flops_per_token(a: ModelArgs, adapter_params=0):
+    """Model FLOPs per token in the convention MFU is quoted in: 6N + 12*L*q*s
+    (full attention square), or 4N + 6*N_adapter + 12*L*q*s with LoRA."""
+    attn = 12 * a.layers * a.heads * a.head_dim * a.seq_len
+    n = param_counts(a)
+    if adapter_params:
+        return 4 * n + 6 * adapter_params + attn
+    return 6 * n + attn

@@ -1,0 +1,368 @@
+"""gpuflow's trainer for pretrain and finetune stages, one process per GPU
+under torchrun:
+
+  python3 -m torch.distributed.run --standalone --nproc-per-node=N train.py --config config.json
+
+config.json is written by plugins/train (prepare.go: runConfig). Progress
+goes to stdout as JSON lines (report.py); a SIGTERM makes every rank finish
+its step, write a checkpoint and exit.
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import signal
+import sys
+import time
+import traceback
+
+import torch
+import torch.distributed as dist
+
+import ckpt
+import fp8
+import model as M
+import parallel
+from data import Batches, DataError, TokenShards
+from lora import adapter_params, add_adapters, is_adapter, merge_into_base
+from report import Reporter, Throughput, TrainerError, lr_at, warmup_steps_to_skip
+
+MAX_GRAD_NORM = 1.0
+BETAS = (0.9, 0.95)
+# A model whose fp32 weights fit in this share of one GPU is built whole on
+# every rank before it is split, so its initial weights do not depend on the
+# layout; a larger one is initialised shard by shard.
+WHOLE_INIT_SHARE = 0.25
+
+
+class Trainer:
+    def __init__(self, cfg, rep):
+        self.cfg, self.rep = cfg, rep
+        self.layout = cfg["layout"]
+        self.args = M.ModelArgs.from_config(cfg["model"])
+        self.lora = cfg.get("lora")
+        self.stop_requested = False
+
+    # -- set-up ------------------------------------------------------------
+
+    def run(self):
+        self._signals()
+        self._init_distributed()
+        self._load_data()
+        self._build()
+        start, loss = self._restore()
+        self._train(start, loss)
+
+    def _signals(self):
+        signal.signal(signal.SIGTERM, self._on_term)
+        try:  # PR_SET_PDEATHSIG: if torchrun dies, stop as if stopped
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))
+        except (OSError, AttributeError):
+            pass
+
+    def _on_term(self, signum, frame):
+        self.stop_requested = True
+
+    def _init_distributed(self):
+        if not torch.cuda.is_available():
+            raise TrainerError("No GPU", "PyTorch sees no CUDA GPU on this machine; the trainer runs on NVIDIA GPUs only.")
+        if not dist.is_nccl_available():
+            raise TrainerError("NCCL not available",
+                               "This PyTorch has no NCCL backend, so distributed training would fall back to Gloo, which moves "
+                               "every GPU tensor through the CPU. Install a CUDA build of PyTorch (it ships NCCL).")
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        self.device = torch.device("cuda", self.local_rank)
+        torch.cuda.set_device(self.device)
+        dist.init_process_group("nccl", device_id=self.device)
+        if dist.get_backend() != "nccl":
+            raise TrainerError("Not running on NCCL", f"The process group came up on {dist.get_backend()}, not NCCL; GPU training on it would crawl.")
+        l = self.layout
+        want = l["tp"] * l["pp"] * l["dp"] * l["cp"]
+        if dist.get_world_size() != want:
+            raise TrainerError("Wrong number of processes", f"The layout needs {want} processes (tp*pp*dp*cp) and torchrun started {dist.get_world_size()}.")
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        self.mesh = parallel.build_mesh(l)
+        self.tp_rank = self.mesh["tp"].get_local_rank()
+        self.dp_rank = self.mesh["dp"].get_local_rank()
+        self.pp_rank = self.mesh["pp"].get_local_rank()
+        self.accum = l["global_batch"] // (l["micro_batch"] * l["dp"])
+        torch.manual_seed(self.cfg["seed"])
+
+    def _load_data(self):
+        try:
+            self.batches = Batches(TokenShards(self.cfg["data"], self.args.seq_len), self.layout["global_batch"], self.cfg["seed"])
+        except DataError as e:
+            raise TrainerError("Training data unreadable", str(e)) from e
+        self.rep.log(f"{self.batches.shards.samples} samples of {self.args.seq_len + 1} tokens in {len(self.cfg['data'])} shards; "
+                     f"{self.cfg['steps']} steps read {self.batches.epochs(self.cfg['steps']):.2f} epochs")
+
+    def _make_model(self, args):
+        m = M.Transformer(args)
+        if self.lora:
+            add_adapters(m, self.lora)
+        elif self.layout["precision"] == "fp8":
+            if not fp8.supported():
+                raise TrainerError("fp8 not supported here", "fp8 training needs a GPU of compute capability 8.9 or later (Ada, Hopper, Blackwell); use precision = \"bf16\".")
+            fp8.convert(m)
+        return m
+
+    def _build(self):
+        l, cfg = self.layout, self.cfg
+        parts, self.stages = parallel.build_parts(self.args, l, self.pp_rank, self._make_model)
+        whole_bytes = M.param_counts(self.args) * 4
+        whole = whole_bytes <= WHOLE_INIT_SHARE * torch.cuda.get_device_properties(self.device).total_memory
+        for _, part in parts:
+            if whole:
+                part.to_empty(device=self.device)
+                M.init_full(part, cfg["seed"], self.device)
+            if l["tp"] > 1:
+                parallel.apply_tp(part, self.mesh["tp"], l.get("sequence_parallel", False))
+            parallel.set_recompute(part, l.get("recompute", "none"))
+            if cfg.get("compile"):
+                parallel.compile_blocks(part)
+            parallel.apply_fsdp(part, self.mesh["dp"], parallel.reshard_after_forward(l))
+            if not whole:
+                part.to_empty(device=self.device)
+                self._init_sharded(part)
+        self.stage_ids = [s for s, _ in parts]
+        self.parts = [p for _, p in parts]
+        self.has_first = 0 in self.stage_ids
+        self.has_last = self.stages - 1 in self.stage_ids
+        self.loss_fn = torch.compile(parallel.cross_entropy) if cfg.get("compile") else parallel.cross_entropy
+        self.optimizers = [self._optimizer(p) for p in self.parts]
+        self.loss_scale = 1.0
+        if l["pp"] > 1:
+            from torch.distributed.pipelining import PipelineStage
+            group = self.mesh["pp"].get_group()
+            stages = [PipelineStage(p, s, self.stages, self.device, group=group) for s, p in parts]
+            self.schedule, self.loss_scale = parallel.pipeline_schedule(stages, self.accum, self.loss_fn)
+        trained = sum(p.numel() for part in self.parts for p in part.parameters() if p.requires_grad)
+        self.rep.log(f"model: {M.param_counts(self.args) / 1e6:.1f}M parameters ({trained / 1e6:.2f}M trained on this rank's chunks); "
+                     f"layout tp={l['tp']} pp={l['pp']} dp={l['dp']} vp={l.get('vp', 1)}, {self.accum} micro-batches of {l['micro_batch']} per step; "
+                     f"recompute {l.get('recompute', 'none')}, {l['precision']}, compile {bool(cfg.get('compile'))}, "
+                     f"{'whole' if whole else 'sharded'} initialisation")
+
+    def _init_sharded(self, part):
+        with torch.no_grad():
+            for fqn, p in part.named_parameters():
+                M.init_value(fqn, p, self.args.layers, None)
+        part.init_buffers(self.device)
+
+    def _optimizer(self, part):
+        decay, flat = [], []
+        for p in part.parameters():
+            if p.requires_grad:
+                (decay if p.ndim >= 2 else flat).append(p)
+        groups = [g for g in ({"params": decay, "weight_decay": self.cfg["weight_decay"]},
+                              {"params": flat, "weight_decay": 0.0}) if g["params"]]
+        if not groups:
+            raise TrainerError("Nothing to train", "No parameter of this rank's model chunk is trainable; check the LoRA targets.")
+        return torch.optim.AdamW(groups, lr=self.cfg["lr"], betas=BETAS, eps=1e-8, fused=True)
+
+    def _restore(self):
+        """Loads the base model (finetune) and the checkpoint to resume from;
+        returns the step to start at and the loss the checkpoint recorded."""
+        cfg = self.cfg
+        keep = is_adapter if self.lora else (lambda k: True)
+        if cfg.get("base"):
+            try:
+                ckpt.load_weights(cfg["base"], self.parts, keep=lambda k: not is_adapter(k))
+            except Exception as e:
+                raise TrainerError("Base checkpoint does not fit the model", f"{cfg['base']}: {e}") from e
+            self.rep.log(f"base weights from {cfg['base']}")
+        if not cfg.get("resume_from"):
+            return 0, None
+        marker = ckpt.load(cfg["resume_from"], self.parts, self.optimizers, keep=keep)
+        self.rep.log(f"resumed from {cfg['resume_from']} at step {marker['step']}")
+        return int(marker["step"]), marker.get("loss")
+
+    # -- training ----------------------------------------------------------
+
+    def _train(self, start, loss):
+        cfg, l, a = self.cfg, self.layout, self.args
+        steps = cfg["steps"]
+        tokens_per_step = l["global_batch"] * a.seq_len
+        adapters = adapter_params(a, self.lora) if self.lora else 0
+        thr = Throughput(warmup_steps_to_skip(steps - start), tokens_per_step, M.flops_per_token(a, adapters),
+                         cfg.get("peak_flops", 0.0), self.world)
+        every = cfg.get("checkpoint_every") or 0
+        last = cfg.get("resume_from") or ""
+        torch.cuda.reset_peak_memory_stats(self.device)
+        for s in range(start, steps):
+            t0 = time.perf_counter()
+            lr = lr_at(s, cfg)
+            for o in self.optimizers:
+                for g in o.param_groups:
+                    g["lr"] = lr
+            torch.manual_seed(M.param_seed(cfg["seed"], f"step{s}"))  # dropout masks independent of resumes
+            local = self._step(self._batch(s))
+            self._clip()
+            for o in self.optimizers:
+                o.step()
+                o.zero_grad(set_to_none=True)
+            loss, stop = self._reduce(local)
+            dt = time.perf_counter() - t0
+            thr.add(dt)
+            k = s + 1
+            if not math.isfinite(loss):
+                raise TrainerError("Loss is not finite", f"At step {k} the loss became {loss}. Lower lr, raise warmup_steps, or check the data.")
+            self.rep.emit("step", step=k, steps=steps, loss=loss, lr=lr, tokens_per_s=tokens_per_step / dt,
+                          mfu=thr.mfu(tokens_per_step / dt), memory_bytes=torch.cuda.max_memory_allocated(self.device), step_time_s=dt)
+            if stop:
+                path = self._save(k, loss) if cfg.get("checkpoint", True) else ""
+                self.rep.emit("stopped", step=k, path=path)
+                return
+            if every and k % every == 0 and k < steps and cfg.get("checkpoint", True):
+                last = self._save(k, loss)
+        memory = self._memory()
+        if cfg.get("checkpoint", True) and start < steps:
+            last = self._save(steps, loss)
+        result = {"checkpoint": last, "final_loss": loss, "tokens_per_s": thr.tokens_per_s(), "mfu": thr.mfu(),
+                  "peak_memory_bytes": max(m[0] for m in memory), "peak_memory_bytes_per_rank": [m[0] for m in memory],
+                  "peak_allocated_bytes": max(m[1] for m in memory), "steps": steps, "tokens": steps * tokens_per_step,
+                  "resumed_from_step": start, "adapters": "", "merged": ""}
+        if self.lora:
+            result["adapters"] = self._export_adapters(last)
+            if cfg.get("merge"):
+                result["merged"] = self._merge(steps, loss)
+        self.rep.emit("result", result=result)
+
+    def _batch(self, step):
+        batch = self.batches.local(step, self.dp_rank, self.layout["dp"])
+        top = int(batch.max())
+        if top >= self.args.vocab:
+            raise TrainerError("Token beyond the vocabulary", f"The data holds token id {top}, but the model's vocab is {self.args.vocab}. "
+                               "Raise vocab in the model block to cover the tokenizer.")
+        return batch.to(self.device, non_blocking=True)
+
+    def _step(self, batch):
+        """Forward and backward of one optimizer step; returns this rank's
+        mean loss (zero where this rank computes none)."""
+        inputs, labels = batch[:, :-1].contiguous(), batch[:, 1:].contiguous()
+        if self.layout["pp"] > 1:
+            losses = []
+            args = (inputs,) if self.has_first else ()
+            kwargs = {"target": labels, "losses": losses} if self.has_last else {}
+            self.schedule.step(*args, **kwargs)
+            if self.has_last:
+                return torch.stack([x.detach().float() for x in losses]).mean() * self.loss_scale
+            return torch.zeros((), device=self.device)
+        total = torch.zeros((), device=self.device)
+        micro = self.layout["micro_batch"]
+        for m in range(self.accum):
+            rows = slice(m * micro, (m + 1) * micro)
+            loss = self.loss_fn(self.parts[0](inputs[rows]), labels[rows]) / self.accum
+            loss.backward()
+            total += loss.detach().float()
+        return total
+
+    def _clip(self):
+        """Clips the global gradient norm: per-mesh norms (FSDP and TP put
+        parameters on different meshes), then summed over pipeline stages."""
+        from torch.distributed.tensor import DTensor
+        groups = {}
+        for part in self.parts:
+            for p in part.parameters():
+                if p.grad is not None:
+                    key = p.grad.device_mesh if isinstance(p.grad, DTensor) else None
+                    groups.setdefault(key, []).append(p.grad)
+        sq = torch.zeros((), device=self.device)
+        for grads in groups.values():
+            n = torch.nn.utils.get_total_norm(grads, 2.0, False, True)
+            if isinstance(n, DTensor):
+                n = n.full_tensor()
+            sq = sq + n.float() ** 2
+        if self.layout["pp"] > 1:
+            dist.all_reduce(sq, group=self.mesh["pp"].get_group())
+        coef = (MAX_GRAD_NORM / (sq.sqrt() + 1e-6)).clamp(max=1.0)
+        for grads in groups.values():
+            torch._foreach_mul_(grads, coef)
+
+    def _reduce(self, local):
+        """The step's loss on every rank (each data-parallel replica's last
+        stage counted once) and whether any rank was asked to stop."""
+        mine = local if (self.has_last and self.tp_rank == 0) else torch.zeros((), device=self.device)
+        vec = torch.stack([mine.float().reshape(()), torch.tensor(float(self.stop_requested), device=self.device)])
+        dist.all_reduce(vec)
+        loss, stop = vec.tolist()
+        return loss / self.layout["dp"], stop > 0
+
+    def _memory(self):
+        """(peak bytes, peak allocated) per rank: PyTorch's peak reserved plus
+        what the process holds outside PyTorch (CUDA context, NCCL)."""
+        free, total = torch.cuda.mem_get_info(self.device)
+        outside = max(0, (total - free) - torch.cuda.memory_reserved(self.device))
+        mine = torch.tensor([torch.cuda.max_memory_reserved(self.device) + outside, torch.cuda.max_memory_allocated(self.device)],
+                            device=self.device, dtype=torch.int64)
+        every = [torch.zeros_like(mine) for _ in range(self.world)]
+        dist.all_gather(every, mine)
+        return [t.tolist() for t in every]
+
+    # -- outputs -----------------------------------------------------------
+
+    def _save(self, step, loss):
+        path = ckpt.step_dir(self.cfg["checkpoint_dir"], step)
+        keep = is_adapter if self.lora else (lambda k: True)
+        marker = {"step": step, "steps": self.cfg["steps"], "loss": loss, "stage": self.cfg["stage"],
+                  "tokens": step * self.layout["global_batch"] * self.args.seq_len}
+        ckpt.save(path, self.parts, self.optimizers, marker, keep=keep)
+        ckpt.prune(self.cfg["checkpoint_dir"], self.cfg.get("keep_checkpoints", 2), protect={path})
+        self.rep.emit("checkpoint", step=step, path=path)
+        return path
+
+    def _export_adapters(self, checkpoint):
+        """The adapters as one safetensors file beside the last checkpoint
+        (whole tensors, gathered from every rank), or the checkpoint itself
+        where a pipeline splits them."""
+        if self.layout["pp"] > 1 or not checkpoint:
+            return checkpoint
+        from safetensors.torch import save_file
+        from torch.distributed.tensor import DTensor
+        tensors = {}
+        for fqn, p in self.parts[0].named_parameters():
+            if is_adapter(fqn):
+                full = p.full_tensor() if isinstance(p, DTensor) else p
+                tensors[fqn] = full.detach().to(torch.bfloat16).cpu().contiguous()
+        path = os.path.join(checkpoint, "adapters.safetensors")
+        if self.rank == 0:
+            meta = {"rank": str(self.lora["rank"]), "alpha": str(self.lora["alpha"]), "targets": ",".join(self.lora["targets"])}
+            save_file(tensors, path, metadata=meta)
+        dist.barrier()
+        return path
+
+    def _merge(self, step, loss):
+        for part in self.parts:
+            merge_into_base(part)
+        path = os.path.join(self.cfg["checkpoint_dir"], "merged")
+        marker = {"step": step, "steps": self.cfg["steps"], "loss": loss, "stage": self.cfg["stage"], "merged": True}
+        ckpt.save(path, self.parts, self.optimizers, marker, keep=lambda k: not is_adapter(k), with_optim=False)
+        self.rep.log(f"merged weights: {path}")
+        return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", required=True)
+    with open(ap.parse_args().config) as f:
+        cfg = json.load(f)
+    rep = Reporter(int(os.environ.get("RANK", "0")) == 0)
+    code = 0
+    try:
+        Trainer(cfg, rep).run()
+    except TrainerError as e:
+        rep.emit("error", summary=e.summary, detail=e.detail)
+        code = 1
+    except Exception as e:  # anything else: the traceback goes to stderr, the gist to gpuflow
+        traceback.print_exc()
+        rep.emit("error", summary="Training failed", detail=f"{type(e).__name__}: {e}")
+        code = 1
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
