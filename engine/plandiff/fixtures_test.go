@@ -32,7 +32,7 @@ func base7b() trainSpec {
 
 // trainingStage builds the stage plan the planner would: resolved
 // hardware, model and layout, placement, estimate, and the body as JSON.
-func trainingStage(t *testing.T, s trainSpec) *engine.StagePlan {
+func trainingStage(t testing.TB, s trainSpec) *engine.StagePlan {
 	t.Helper()
 	hw, err := hardware.Builtin(s.profile)
 	if err != nil {
