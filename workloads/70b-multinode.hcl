@@ -19,15 +19,23 @@
 # batch size: the reference's choice, kept here. Compare with zero = 1 in
 # place of fsdp, or a larger micro_batch, in a plan of your own.
 #
-# Multi-node stages need an executor that starts work on both servers (the
-# Slurm executor, issue 9); plan and validate work anywhere.
+# Both stages run as Slurm jobs on the two servers (docs/multinode.md);
+# the plan shows each job script. Plan and validate work anywhere; apply
+# runs where sbatch can submit to the cluster.
 #
 #   gpuflow plan workloads/70b-multinode.hcl
+#   gpuflow apply -var partition=gpu workloads/70b-multinode.hcl
 
 variable "data" {
   type        = string
   description = "Prepared training shards, e.g. the output_dir of the data prep in workloads/7b-pretrain.hcl."
   default     = "data/fineweb"
+}
+
+variable "partition" {
+  type        = string
+  default     = null
+  description = "Slurm partition holding the two XE9780 servers; null leaves it to the cluster's default."
 }
 
 locals {
@@ -49,6 +57,26 @@ hardware "xe9780x2" {
   nodes   = 2
 }
 
+# The guide's launch script asks Slurm for whole nodes: 12 CPUs per GPU,
+# all of each node's memory, 48 hours. gpuflow starts one node host per
+# node, which runs all 8 of its ranks, so it asks for 96 CPUs per task.
+executor "slurm" "xe9780" {
+  partition     = var.partition
+  time_limit    = "48h"
+  cpus_per_task = 96
+  exclusive     = true
+  extra_sbatch  = ["--mem=0"]
+}
+
+# The fabric check is short; a short time limit lets Slurm backfill it.
+executor "slurm" "xe9780_check" {
+  partition     = var.partition
+  time_limit    = "30m"
+  cpus_per_task = 96
+  exclusive     = true
+  extra_sbatch  = ["--mem=0"]
+}
+
 model "llama70b" {
   preset = "llama2-70b"
 }
@@ -66,6 +94,7 @@ layout "tp8dp2_fsdp" {
 stage "benchmark" "fabric" {
   hardware = hardware.xe9780x2
   nccl_env = local.nccl_site
+  executor = executor.slurm.xe9780_check
 
   health {}
 
@@ -88,6 +117,7 @@ stage "pretrain" "llama70b" {
   layout    = layout.tp8dp2_fsdp
   framework = "fsdp2"
   nccl_env  = local.nccl_site
+  executor  = executor.slurm.xe9780
 
   data  = var.data
   steps = 1000

@@ -86,6 +86,9 @@ func writeStageHuman(w io.Writer, sp *engine.StagePlan, pal *palette) {
 		}
 		row(key, "%s=%s  %s", e.Name, e.Value, pal.dim.Sprintf("(%s: %s)", e.Source, e.Reason))
 	}
+	if sp.Executor != nil {
+		writeExecutorHuman(w, sp.Executor, pal)
+	}
 	for _, u := range sp.ConfigUnknown {
 		row("after apply", "%s is known only after upstream stages run", u)
 	}

@@ -46,7 +46,7 @@ func (n node) stageEnv(requested map[string]string, environ []string, jobDir str
 		out[k] = v
 	}
 	env := envMap(environ)
-	for _, k := range []string{rundir.EnvRendezvous, rundir.EnvTorchrunArgs} {
+	for _, k := range []string{rundir.EnvRendezvous, rundir.EnvRendezvousID, rundir.EnvTorchrunArgs} {
 		if v, ok := env[k]; ok {
 			out[k] = v
 		}

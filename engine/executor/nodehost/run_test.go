@@ -51,7 +51,7 @@ func fakeBody(behavior string) cty.Value {
 }
 
 var slurmEnv = []string{"SLURM_JOB_ID=77", "SLURM_NODEID=1", "SLURM_NNODES=2", "SLURMD_NODENAME=n2",
-	"GPUFLOW_RDZV_ENDPOINT=10.0.0.1:29500", "UNRELATED=x"}
+	"GPUFLOW_RDZV_ENDPOINT=10.0.0.1:29500", "GPUFLOW_RDZV_ID=77", "UNRELATED=x"}
 
 // setup writes a request for a fake stage into a fresh run directory.
 func setup(t *testing.T, behavior string) string {
@@ -105,7 +105,7 @@ func TestRunWritesResultAndEvents(t *testing.T) {
 			if len(events) == 0 || events[0].Log == nil {
 				t.Errorf("events file holds %v, want the plugin's log event first", events)
 			}
-			wantEnv := map[string]string{"NCCL_DEBUG": "WARN", "GPUFLOW_RDZV_ENDPOINT": "10.0.0.1:29500",
+			wantEnv := map[string]string{"NCCL_DEBUG": "WARN", "GPUFLOW_RDZV_ENDPOINT": "10.0.0.1:29500", "GPUFLOW_RDZV_ID": "77",
 				"GPUFLOW_NODE_RANK": "1", "GPUFLOW_NNODES": "2", "GPUFLOW_JOB_DIR": filepath.Join(runDir, "job-77"),
 				"GPUFLOW_NCCL_ID_FILE": filepath.Join(runDir, "job-77", "nccl-unique-id")}
 			if diff := cmp.Diff(wantEnv, p.req.Env); diff != "" {

@@ -18,6 +18,9 @@ const (
 	// EnvRendezvous is torchrun's c10d rendezvous endpoint, HOST:PORT on
 	// the job's first node.
 	EnvRendezvous = "GPUFLOW_RDZV_ENDPOINT"
+	// EnvRendezvousID names the rendezvous, the same on every node of one
+	// job (Slurm's job ID): torchrun's --rdzv-id.
+	EnvRendezvousID = "GPUFLOW_RDZV_ID"
 	// EnvTorchrunArgs are the torchrun arguments for a multi-node launch
 	// through that rendezvous: torchrun $GPUFLOW_TORCHRUN_ARGS SCRIPT ARGS.
 	EnvTorchrunArgs = "GPUFLOW_TORCHRUN_ARGS"

@@ -43,6 +43,7 @@ func (f *follower) follow(ctx context.Context) (Outcome, error) {
 	defer tick.Stop()
 	var nextPoll time.Time
 	failures := 0
+	stopped := f.r.stopCh
 	for {
 		f.relay()
 		if now := time.Now(); !now.Before(nextPoll) || f.resultsComplete() {
@@ -66,6 +67,8 @@ func (f *follower) follow(ctx context.Context) (Outcome, error) {
 		select {
 		case <-ctx.Done():
 			return Outcome{JobID: f.id}, ctx.Err()
+		case <-stopped:
+			stopped, nextPoll = nil, time.Time{} // cancelled: look for the end now
 		case <-tick.C:
 		}
 	}

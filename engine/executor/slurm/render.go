@@ -92,11 +92,12 @@ func writeRendezvous(b *strings.Builder, j Job) {
 	b.WriteString("head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | awk 'NR == 1')\n")
 	b.WriteString("head_addr=$(scontrol show node \"$head_node\" | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p')\n")
 	fmt.Fprintf(b, "export GPUFLOW_RDZV_ENDPOINT=\"${head_addr:-$head_node}:%d\"\n", RendezvousPort)
+	b.WriteString("export GPUFLOW_RDZV_ID=\"$SLURM_JOB_ID\"\n")
 	args := "--nnodes=$SLURM_JOB_NUM_NODES"
 	if j.GPUsPerNode > 0 {
 		args += fmt.Sprintf(" --nproc-per-node=%d", j.GPUsPerNode)
 	}
-	args += " --rdzv-backend=c10d --rdzv-endpoint=$GPUFLOW_RDZV_ENDPOINT --rdzv-id=$SLURM_JOB_ID"
+	args += " --rdzv-backend=c10d --rdzv-endpoint=$GPUFLOW_RDZV_ENDPOINT --rdzv-id=$GPUFLOW_RDZV_ID"
 	fmt.Fprintf(b, "export GPUFLOW_TORCHRUN_ARGS=\"%s\"\n", args)
 }
 

@@ -61,13 +61,16 @@ type Run struct {
 	runDir  string
 	stopped bool // Stop or Kill: no more jobs, and the current one cancelled
 	ended   bool // the last job has ended, or none will be submitted
+	// stopCh is closed by the first Stop or Kill, so that the job's end
+	// is looked for at once.
+	stopCh chan struct{}
 }
 
 // NewRun prepares a run of script, rendered from job; nothing is submitted
 // until ApplyStage.
 func NewRun(job Job, script string, opts Options) *Run {
 	opts.setDefaults()
-	return &Run{job: job, script: script, opts: opts}
+	return &Run{job: job, script: script, opts: opts, stopCh: make(chan struct{})}
 }
 
 // Provider answers the engine's ApplyStage and Stop for this run.
@@ -97,6 +100,9 @@ func (r *Run) Kill() { r.stop() }
 // stop cancels the current job, and keeps any further one from starting.
 func (r *Run) stop() error {
 	r.mu.Lock()
+	if !r.stopped {
+		close(r.stopCh)
+	}
 	r.stopped = true
 	id, ended := r.jobID, r.ended
 	r.mu.Unlock()
