@@ -241,7 +241,9 @@ func (a *applier) finish(ctx context.Context) *ApplyResult {
 		}
 		res.Stages = append(res.Stages, r)
 	}
-	res.Outputs = a.eval.outputs()
+	// Outputs of stages that failed or were left out stay unknown; apply
+	// reports the stages' own errors instead.
+	res.Outputs, _ = a.eval.outputs()
 	return res
 }
 

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"encoding/json"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // assemble puts the planned stages, edges and outputs into a Plan.
-func (p *planner) assemble(order []string, include map[string]bool) *Plan {
+func (p *planner) assemble(order []string, include map[string]bool, outputs []PlanOutput) *Plan {
 	pl := &Plan{FormatVersion: PlanFormatVersion, GpuflowVersion: p.opts.Version, Workload: p.w.Path,
 		ConfigHash: p.w.ConfigHash(), Variables: p.w.VariableValues(),
 		Targets: p.opts.Targets, Replace: p.opts.Replace, Stages: []*StagePlan{}, Edges: [][2]string{}}
@@ -32,21 +34,25 @@ func (p *planner) assemble(order []string, include map[string]bool) *Plan {
 			pl.Edges = append(pl.Edges, [2]string{e.From, e.To})
 		}
 	}
-	pl.Outputs = p.outputs()
+	pl.Outputs = outputs
 	return pl
 }
 
 // outputs evaluates the workload's outputs as far as the plan knows them.
-func (p *planner) outputs() []PlanOutput {
+// Values that depend on stages yet to run are unknown, not errors; an
+// expression that cannot be evaluated at all is.
+func (p *planner) outputs() ([]PlanOutput, hcl.Diagnostics) {
 	all := &stageNode{upstream: map[string]bool{}}
 	for addr := range p.plans {
 		all.upstream[addr] = true
 	}
 	ctx := p.evalContext(all)
 	var out []PlanOutput
+	var problems hcl.Diagnostics
 	for _, o := range p.w.Config.Outputs {
 		po := PlanOutput{Name: o.Name, Sensitive: o.Sensitive}
 		v, diags := o.Expr.Value(ctx)
+		problems = append(problems, diags...)
 		if !diags.HasErrors() && v.IsWhollyKnown() {
 			po.Known = true
 			if !o.Sensitive {
@@ -56,5 +62,5 @@ func (p *planner) outputs() []PlanOutput {
 		}
 		out = append(out, po)
 	}
-	return out
+	return out, problems
 }

@@ -29,13 +29,6 @@ func didYouMean(given string, candidates []string) string {
 	return ""
 }
 
-func suggestTail(given string, candidates []string) string {
-	if s := dsl.Suggest(given, candidates); s != "" {
-		return fmt.Sprintf("; did you mean %q?", s)
-	}
-	return ""
-}
-
 // numbersInRange reports a number in a decoded stage body that
 // dsl.FindOutOfRange refuses, pointing at its source.
 func numbersInRange(config cty.Value, body hcl.Body, spec hcldec.Spec) hcl.Diagnostics {

@@ -67,7 +67,16 @@ func BuildPlan(ctx context.Context, w *Workload, opts PlanOptions) (*Plan, hcl.D
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	return p.assemble(order, include), diags
+	outputs, odiags := p.outputs()
+	if len(opts.Targets) == 0 {
+		// A targeted plan leaves stages out, and outputs that read them
+		// cannot be evaluated; that is not the outputs' fault.
+		diags = append(diags, odiags...)
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return p.assemble(order, include, outputs), diags
 }
 
 // selected is the set of stages the plan covers: all, or the targets and
@@ -85,7 +94,7 @@ func (p *planner) selected() (map[string]bool, hcl.Diagnostics) {
 		addr := normalizeAddr(t)
 		if !p.graph.Has(addr) {
 			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown -target",
-				Detail: fmt.Sprintf("-target %s names no stage in the workload%s.", t, suggestTail(addr, p.graph.Nodes()))})
+				Detail: fmt.Sprintf("-target %s names no stage in the workload.%s Stages are named TYPE.NAME, as gpuflow state list shows.", t, didYouMean(addr, p.graph.Nodes()))})
 			continue
 		}
 		for a := range p.graph.Ancestors(addr) {

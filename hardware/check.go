@@ -2,6 +2,7 @@ package hardware
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -59,8 +60,8 @@ func missingBlock(path string, decl declaration) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  fmt.Sprintf("Missing %s block", name),
-		Detail: fmt.Sprintf("A %s block is required when no profile is set. Declare it, or set profile to a built-in (see gpuflow hardware list) and override what differs.",
-			name),
+		Detail: fmt.Sprintf("%s %s block is required when no profile is set. Declare it, or set profile to a built-in (see gpuflow hardware list) and override what differs.",
+			article(name), name),
 		Subject: decl.rangeOf(parentPath(path)),
 	}
 }
@@ -164,4 +165,12 @@ func checkDomainWithin(p *Profile, decl declaration) *hcl.Diagnostic {
 			p.Interconnect.DomainSize, p.Nodes, p.GPU.PerNode, p.TotalGPUs(), p.TotalGPUs()),
 		Subject: decl.rangeOf("interconnect.domain_size", "gpu.count", "nodes", blockInterconnect),
 	}
+}
+
+// article is "An" before a vowel sound ("An interconnect block"), else "A".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "An"
+	}
+	return "A"
 }
