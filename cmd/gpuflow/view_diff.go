@@ -167,13 +167,12 @@ func metricMoved(m plandiff.Metric) bool {
 
 // metricText is "old -> new  (+x%)", or one value for a stage on one side.
 func metricText(m plandiff.Metric) string {
-	switch {
-	case m.Old == nil && m.New != nil:
+	// Compare fills at least one side of every metric.
+	if m.Old == nil {
 		return formatMetric(m.Name, *m.New)
-	case m.New == nil && m.Old != nil:
+	}
+	if m.New == nil {
 		return "was " + formatMetric(m.Name, *m.Old)
-	case m.Old == nil:
-		return ""
 	}
 	s := formatMetric(m.Name, *m.Old) + " -> " + formatMetric(m.Name, *m.New)
 	if m.ChangePct != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/plandiff"
 )
 
@@ -92,7 +93,7 @@ func writeMarkdownWarnings(w io.Writer, d *plandiff.Diff) {
 		}
 		if st.Layout != nil {
 			for _, g := range st.Layout.Groups {
-				if g.NewLink == "network" && g.OldLink != "network" {
+				if g.NewLink == layout.LinkNetwork && g.OldLink != layout.LinkNetwork {
 					lines = append(lines, fmt.Sprintf("`%s`: %s traffic now crosses the network", st.Address, strings.ToUpper(g.Kind)))
 				}
 			}
