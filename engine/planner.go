@@ -128,35 +128,47 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 	if cdiags.HasErrors() {
 		return nil, diags
 	}
-	if hw := p.w.Hardware[n.hardware]; hw != nil {
-		sp.NCCLEnv = ncclenv.Merge(ncclenv.Derive(hw), s.NCCLEnv)
-	}
-	req := &api.StageRequest{Type: s.Type, Name: s.Name, Config: config, WorkDir: p.w.Config.Dir, Env: envMap(sp.NCCLEnv)}
-	vdiags, err := n.plugin.Provider.ValidateStage(ctx, req)
-	diags = append(diags, p.pluginDiags(n, vdiags, err, "validate")...)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	resp, err := n.plugin.Provider.PlanStage(ctx, req)
-	if err != nil || resp == nil {
-		return nil, append(diags, p.pluginDiags(n, nil, err, "plan")...)
-	}
-	diags = append(diags, p.pluginDiags(n, resp.Diagnostics, nil, "plan")...)
-	sp.Details, sp.Claims, sp.ExpectedDurationS = resp.Details, resp.Claims, resp.ExpectedDuration.Seconds()
-	if sp.Hardware != nil && sp.Claims.Nodes == 0 {
-		sp.Claims = api.Claims{Nodes: sp.Hardware.Nodes, GPUsPerNode: sp.Hardware.GPUsPerNode}
-	}
+	// The layout is settled (searched, for an auto layout) before the
+	// plugin sees the body, so it validates and plans the real degrees.
 	if p.wantsAuto(n) {
 		diags = append(diags, p.searchLayout(n, sp, config)...)
 		config = bindLayout(config, sp)
 	} else {
 		diags = append(diags, p.estimateStage(n, sp, config)...)
 	}
+	if hw := p.w.Hardware[n.hardware]; hw != nil {
+		sp.NCCLEnv = ncclenv.Merge(ncclenv.Derive(hw), s.NCCLEnv)
+	}
+	diags = append(diags, p.consultPlugin(ctx, n, sp, config)...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
 	diags = append(diags, p.planExecutor(n, sp)...)
 	sp.Config, sp.ConfigUnknown = configJSON(config)
 	p.decideAction(n, sp, config)
 	p.stageValues[s.Addr()] = p.stageValue(sp)
 	return sp, diags
+}
+
+// consultPlugin has the stage's plugin validate and plan the decoded body,
+// and records its details, claims and expected duration.
+func (p *planner) consultPlugin(ctx context.Context, n *stageNode, sp *StagePlan, config cty.Value) hcl.Diagnostics {
+	req := &api.StageRequest{Type: sp.Type, Name: sp.Name, Config: config, WorkDir: p.w.Config.Dir, Env: envMap(sp.NCCLEnv)}
+	vdiags, err := n.plugin.Provider.ValidateStage(ctx, req)
+	diags := p.pluginDiags(n, vdiags, err, "validate")
+	if diags.HasErrors() {
+		return diags
+	}
+	resp, err := n.plugin.Provider.PlanStage(ctx, req)
+	if err != nil || resp == nil {
+		return append(diags, p.pluginDiags(n, nil, err, "plan")...)
+	}
+	diags = append(diags, p.pluginDiags(n, resp.Diagnostics, nil, "plan")...)
+	sp.Details, sp.Claims, sp.ExpectedDurationS = resp.Details, resp.Claims, resp.ExpectedDuration.Seconds()
+	if sp.Hardware != nil && sp.Claims.Nodes == 0 {
+		sp.Claims = api.Claims{Nodes: sp.Hardware.Nodes, GPUsPerNode: sp.Hardware.GPUsPerNode}
+	}
+	return diags
 }
 
 // pluginDiags converts a plugin's diagnostics (or its transport error) to
