@@ -40,6 +40,9 @@ var diffScenarios = map[string]struct {
 	"dataset-changed": {workload: "7b-pretrain", edits: []textEdit{
 		{`default     = "data/raw/fineweb-edu/*.jsonl"`, `default     = "data/raw/fineweb-edu-100bt/*.jsonl"`},
 	}},
+	"job-time-limit": {workload: "70b-multinode", edits: []textEdit{
+		{`time_limit    = "48h"`, `time_limit    = "72h"`},
+	}},
 	"hardware-profile": {workload: "7b-pretrain", edits: []textEdit{
 		{`profile = "dell-xe9780-b300"`, `profile = "hgx-b200-8"`},
 	}},

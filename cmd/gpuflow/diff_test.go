@@ -230,3 +230,26 @@ func TestDiffColour(t *testing.T) {
 		})
 	}
 }
+
+func TestLineChanges(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		old, new       string
+		removed, added int
+	}{
+		"same":             {old: "a\nb\n", new: "a\nb\n"},
+		"one line changed": {old: "#SBATCH -t 60\nsrun x\n", new: "#SBATCH -t 120\nsrun x\n", removed: 1, added: 1},
+		"moved line":       {old: "a\nb\n", new: "b\na\n"},
+		"line added":       {old: "a\n", new: "a\nexport X=1\n", added: 1},
+		"repeated lines":   {old: "x\nx\nx\n", new: "x\n", removed: 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			removed, added := lineChanges(tc.old, tc.new)
+			if removed != tc.removed || added != tc.added {
+				t.Errorf("got %d removed, %d added; want %d, %d", removed, added, tc.removed, tc.added)
+			}
+		})
+	}
+}

@@ -95,6 +95,7 @@ func writeStageDiffHuman(w io.Writer, st *plandiff.Stage, pal *palette) {
 	writeLayoutDiff(r, st.Layout)
 	writeEstimateDiff(r, st.Estimate, pal)
 	writeNCCLDiff(r, st.NCCLEnv, pal)
+	writeExecutorDiff(r, st.Executor)
 	writeNumerics(r, st.Numerics, pal)
 	writeCheckpoint(r, st.Checkpoint, pal)
 }
@@ -223,6 +224,47 @@ func writeNCCLDiff(r diffRows, cs []plandiff.NCCLChange, pal *palette) {
 		}
 		r.row(keyOnce(i, "nccl env"), "%s  %s", text, pal.dim.Sprintf("(%s: %s)", c.Source, c.Reason))
 	}
+}
+
+// writeExecutorDiff lists executor changes; a job script, too long for a
+// row, is summarised by the lines that differ.
+func writeExecutorDiff(r diffRows, cs []plandiff.Change) {
+	for i, c := range cs {
+		text := changeText(c)
+		if c.Path == "script" {
+			text = "script: " + scriptChange(c)
+		}
+		r.row(keyOnce(i, "executor"), "%s", text)
+	}
+}
+
+// scriptChange counts the lines only one side of a job script has.
+func scriptChange(c plandiff.Change) string {
+	var old, new string
+	json.Unmarshal(c.Old, &old)
+	json.Unmarshal(c.New, &new)
+	removed, added := lineChanges(old, new)
+	return fmt.Sprintf("%d line(s) removed, %d added (diff -json has both scripts)", removed, added)
+}
+
+// lineChanges counts lines of old missing from new and the reverse, as
+// multisets, so a moved line counts as neither.
+func lineChanges(old, new string) (removed, added int) {
+	count := map[string]int{}
+	for _, l := range strings.Split(old, "\n") {
+		count[l]++
+	}
+	for _, l := range strings.Split(new, "\n") {
+		count[l]--
+	}
+	for _, n := range count {
+		if n > 0 {
+			removed += n
+		} else {
+			added -= n
+		}
+	}
+	return removed, added
 }
 
 func writeNumerics(r diffRows, n *plandiff.Numerics, pal *palette) {

@@ -137,10 +137,25 @@ func changeCell(st *plandiff.Stage) string {
 	if st.Numerics != nil && len(st.Numerics.Upstream) > 0 {
 		what = append(what, "upstream data")
 	}
+	for _, section := range []struct {
+		name string
+		n    int
+	}{{"depends_on", btoi(st.DependsOn != nil)}, {"NCCL env", len(st.NCCLEnv)}, {"executor", len(st.Executor)}} {
+		if section.n > 0 {
+			what = append(what, section.name)
+		}
+	}
 	if len(what) == 0 {
 		return st.Status
 	}
 	return st.Status + ": " + mdEscape(strings.Join(what, ", "))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func metricCell(e *plandiff.Estimate, name string) string {

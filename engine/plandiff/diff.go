@@ -23,7 +23,7 @@ const (
 	// outputs of an upstream stage it reads), so apply runs it again.
 	StatusReplaced = "replaced"
 	// StatusChanged: the inputs are the same but the plan around them is
-	// not: its estimate, NCCL environment or dependencies.
+	// not: its estimate, NCCL environment, executor or dependencies.
 	StatusChanged = "changed"
 	// StatusUnchanged: nothing the diff looks at differs.
 	StatusUnchanged = "unchanged"
@@ -90,10 +90,13 @@ type Stage struct {
 	Layout    *Layout  `json:"layout,omitempty"`
 	// Estimate is present when the stage has an estimate on either side
 	// and any figure differs.
-	Estimate   *Estimate    `json:"estimate,omitempty"`
-	NCCLEnv    []NCCLChange `json:"nccl_env,omitempty"`
-	Numerics   *Numerics    `json:"numerics,omitempty"`
-	Checkpoint *Checkpoint  `json:"checkpoint,omitempty"`
+	Estimate *Estimate    `json:"estimate,omitempty"`
+	NCCLEnv  []NCCLChange `json:"nccl_env,omitempty"`
+	// Executor lists what changes in where the stage runs (the executor
+	// and its job script); it is not one of the stage's inputs.
+	Executor   []Change    `json:"executor,omitempty"`
+	Numerics   *Numerics   `json:"numerics,omitempty"`
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // HasChanges reports whether the plans differ in anything the diff shows.
@@ -169,6 +172,7 @@ func compareStage(o, n *engine.StagePlan, done map[string]*Stage) *Stage {
 	st.Layout = compareLayouts(o, n)
 	st.Estimate = compareEstimates(o.Estimate, n.Estimate)
 	st.NCCLEnv = compareNCCL(o.NCCLEnv, n.NCCLEnv)
+	st.Executor = jsonChanges(mustJSON(o.Executor), mustJSON(n.Executor))
 	upstream := changedUpstream(n, done)
 	st.Status, st.Reasons = status(st, config, upstream, n.ConfigUnknown)
 	if st.Status == StatusReplaced && o.Layout != nil && n.Layout != nil {
@@ -202,6 +206,9 @@ func status(st *Stage, config []Change, upstream, unknown []string) (string, []s
 	}
 	if len(st.NCCLEnv) > 0 {
 		reasons = append(reasons, "the NCCL environment changes")
+	}
+	if len(st.Executor) > 0 {
+		reasons = append(reasons, "the executor changes")
 	}
 	if len(reasons) > 0 {
 		return StatusChanged, reasons

@@ -78,6 +78,21 @@ func TestCompareStatuses(t *testing.T) {
 			wantSummary: Summary{Changed: 1},
 			wantChanges: true,
 		},
+		"job script only": {
+			old: func(t *testing.T) *engine.Plan {
+				sp := trainingStage(t, base7b())
+				sp.Executor = &engine.ExecutorPlan{Address: "executor.slurm.c", Kind: "slurm", Script: "#!/bin/sh\n#SBATCH -t 60\n"}
+				return planOf(sp)
+			},
+			new: func(t *testing.T) *engine.Plan {
+				sp := trainingStage(t, base7b())
+				sp.Executor = &engine.ExecutorPlan{Address: "executor.slurm.c", Kind: "slurm", Script: "#!/bin/sh\n#SBATCH -t 120\n"}
+				return planOf(sp)
+			},
+			want:        map[string]string{"pretrain.main": StatusChanged},
+			wantSummary: Summary{Changed: 1},
+			wantChanges: true,
+		},
 		"plugin upgrade": {
 			old: func(t *testing.T) *engine.Plan { return planOf(prep("a")) },
 			new: func(t *testing.T) *engine.Plan {
