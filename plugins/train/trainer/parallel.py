@@ -5,9 +5,12 @@ sequence parallelism through DTensor, data parallelism through FSDP2
 parallelism through torch.distributed.pipelining (1F1B, or interleaved 1F1B
 with vp > 1 model chunks per rank).
 
-ZeRO stages map onto FSDP2's resharding: stage 3 (or fsdp = true) frees
-the gathered weights after each forward; stages 0-2 keep them until the
-backward is done. Gradients and optimizer states are always sharded.
+ZeRO stages map onto FSDP2: stage 0 replicates weights, gradients and
+optimizer states over the data-parallel group (FSDP2's hybrid mode with
+one-way sharding, which all-reduces gradients as DDP does); stages 1 and 2
+shard all three and keep the gathered weights from the forward until the
+backward is done; stage 3 (or fsdp = true) also frees them after the
+forward and gathers them again for the backward.
 """
 
 import copy
@@ -20,8 +23,19 @@ import model as M
 
 
 def build_mesh(layout):
+    """Dimensions pp, dp, dp_shard (always 1: a replica's own sharding in
+    hybrid mode) and tp, in Megatron's rank order."""
     from torch.distributed.device_mesh import init_device_mesh
-    return init_device_mesh("cuda", (layout["pp"], layout["dp"], layout["tp"]), mesh_dim_names=("pp", "dp", "tp"))
+    return init_device_mesh("cuda", (layout["pp"], layout["dp"], 1, layout["tp"]), mesh_dim_names=("pp", "dp", "dp_shard", "tp"))
+
+
+def data_parallel(mesh, layout):
+    """The mesh FSDP2 spreads a model chunk over, and whether the gathered
+    weights are freed after the forward, by ZeRO stage."""
+    sharded = layout.get("fsdp", False) or layout.get("zero", 0) >= 1
+    if not sharded:
+        return mesh["dp", "dp_shard"], False
+    return mesh["dp"], layout.get("fsdp", False) or layout.get("zero", 0) >= 3
 
 
 def stage_ids(pp_rank, pp, vp):
@@ -76,10 +90,6 @@ def apply_tp(part, tp_mesh, sp):
                 "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
             })
         parallelize_module(block, tp_mesh, plan)
-
-
-def reshard_after_forward(layout):
-    return layout.get("fsdp", False) or layout.get("zero", 0) >= 3
 
 
 def apply_fsdp(part, dp_mesh, reshard):

@@ -10,6 +10,7 @@ its step, write a checkpoint and exit.
 
 import argparse
 import ctypes
+import inspect
 import json
 import math
 import os
@@ -122,7 +123,7 @@ class Trainer:
             parallel.set_recompute(part, l.get("recompute", "none"))
             if cfg.get("compile"):
                 parallel.compile_blocks(part)
-            parallel.apply_fsdp(part, self.mesh["dp"], parallel.reshard_after_forward(l))
+            parallel.apply_fsdp(part, *parallel.data_parallel(self.mesh, l))
             if not whole:
                 part.to_empty(device=self.device)
                 self._init_sharded(part)
@@ -245,6 +246,8 @@ class Trainer:
             losses = []
             args = (inputs,) if self.has_first else ()
             kwargs = {"target": labels, "losses": losses} if self.has_last else {}
+            if "return_outputs" in inspect.signature(self.schedule.step).parameters:
+                kwargs["return_outputs"] = False  # the logits of every micro-batch are not needed
             self.schedule.step(*args, **kwargs)
             if self.has_last:
                 return torch.stack([x.detach().float() for x in losses]).mean() * self.loss_scale

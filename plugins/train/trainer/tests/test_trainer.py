@@ -1,0 +1,305 @@
+"""The trainer's own tests. They need PyTorch (2.6 or later); the GPU ones
+skip without a GPU. Run from the repository root:
+
+  python3 -m unittest discover -s plugins/train/trainer/tests -v
+
+scripts/device/train-tests.sh runs them on a lent GPU machine.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAINER = os.path.dirname(HERE)
+sys.path.insert(0, TRAINER)
+
+import data as D  # noqa: E402
+import lora as L  # noqa: E402
+import model as M  # noqa: E402
+import preflight as P  # noqa: E402
+import report as R  # noqa: E402
+
+GPU = torch.cuda.is_available()
+
+
+def write_shard(prefix, docs, dtype=np.uint16, code=8):
+    """A Megatron indexed dataset as plugins/dataprep/shard writes it."""
+    np.concatenate(docs).astype(dtype).tofile(prefix + ".bin")
+    n = len(docs)
+    with open(prefix + ".idx", "wb") as f:
+        f.write(D.MAGIC + (1).to_bytes(8, "little") + bytes([code]) + n.to_bytes(8, "little") + (n + 1).to_bytes(8, "little"))
+        sizes = np.array([len(d) for d in docs], np.int32)
+        f.write(sizes.tobytes())
+        f.write(np.concatenate([[0], np.cumsum(sizes)[:-1] * np.dtype(dtype).itemsize]).astype(np.int64).tobytes())
+        f.write(np.arange(n + 1, dtype=np.int64).tobytes())
+
+
+def markov_docs(vocab, docs, length, seed):
+    """Token streams with structure a model can learn: each token mostly
+    follows from the one before."""
+    rng = np.random.default_rng(seed)
+    nxt = rng.integers(0, vocab, size=vocab)
+    out = []
+    for _ in range(docs):
+        t = [int(rng.integers(vocab))]
+        for _ in range(length - 1):
+            t.append(int(nxt[t[-1]]) if rng.random() < 0.8 else int(rng.integers(vocab)))
+        out.append(np.array(t))
+    return out
+
+
+class DataTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        write_shard(self.dir + "/a", markov_docs(1000, 10, 500, 0))
+        write_shard(self.dir + "/b", markov_docs(1000, 3, 300, 1), np.int32, 4)
+
+    def test_samples_cut_each_shards_stream(self):
+        shards = D.TokenShards([self.dir + "/a", self.dir + "/b"], 64)
+        self.assertEqual(shards.samples, (5000 - 1) // 64 + (900 - 1) // 64)
+        stream = np.fromfile(self.dir + "/a.bin", np.uint16).astype(np.int64)
+        np.testing.assert_array_equal(shards.sample(1), stream[64:129])
+        first_b = np.fromfile(self.dir + "/b.bin", np.int32).astype(np.int64)[:65]
+        np.testing.assert_array_equal(shards.sample((5000 - 1) // 64), first_b)
+
+    def test_data_parallel_ranks_split_the_global_batch(self):
+        b = D.Batches(D.TokenShards([self.dir + "/a"], 64), 8, seed=3)
+        whole = b.local(50, 0, 1)  # step 50 is past the first epoch of 78 samples
+        self.assertTrue(torch.equal(whole, torch.cat([b.local(50, r, 4) for r in range(4)])))
+        again = D.Batches(D.TokenShards([self.dir + "/a"], 64), 8, seed=3)
+        self.assertTrue(torch.equal(whole, again.local(50, 0, 1)), "a resumed run reads what an uninterrupted one did")
+
+    def test_bad_index(self):
+        with open(self.dir + "/bad.idx", "wb") as f:
+            f.write(b"not an index at all")
+        with self.assertRaises(D.DataError):
+            D.TokenShards([self.dir + "/bad"], 8)
+
+
+class ScheduleTest(unittest.TestCase):
+    def test_warmup_then_cosine_to_min(self):
+        cfg = {"lr": 1.0, "min_lr": 0.1, "warmup_steps": 10, "steps": 110, "schedule": "cosine"}
+        self.assertAlmostEqual(R.lr_at(0, cfg), 0.1)
+        self.assertAlmostEqual(R.lr_at(9, cfg), 1.0)
+        self.assertAlmostEqual(R.lr_at(10, cfg), 1.0)
+        self.assertAlmostEqual(R.lr_at(109, cfg), 0.1)
+
+    def test_linear_and_constant(self):
+        cfg = {"lr": 1.0, "min_lr": 0.0, "warmup_steps": 0, "steps": 11, "schedule": "linear"}
+        self.assertAlmostEqual(R.lr_at(5, cfg), 0.5)
+        cfg["schedule"] = "constant"
+        self.assertAlmostEqual(R.lr_at(10, cfg), 1.0)
+
+
+class ModelTest(unittest.TestCase):
+    args = M.ModelArgs(layers=4, hidden=128, ffn_hidden=256, heads=4, kv_heads=2, vocab=512, seq_len=64)
+
+    def test_counts_match_the_estimator(self):
+        one_b = M.ModelArgs(16, 2048, 8192, 32, 8, 128256, 4096, tied_embeddings=True)
+        self.assertEqual(M.param_counts(one_b), 1_235_814_400)  # Llama-3.2-1B
+        m = M.Transformer(self.args)
+        self.assertEqual(sum(p.numel() for p in m.parameters()), M.param_counts(self.args))
+
+    def test_initial_loss_is_uniform(self):
+        m = M.Transformer(self.args)
+        M.init_full(m, 1, "cpu")
+        tokens = torch.randint(0, 512, (2, 65))
+        loss = torch.nn.functional.cross_entropy(m(tokens[:, :-1]).flatten(0, 1), tokens[:, 1:].flatten())
+        self.assertLess(abs(loss.item() - math.log(512)), 0.1)
+
+    def test_pipeline_stages_start_as_the_whole_model(self):
+        import copy
+        whole = M.Transformer(self.args)
+        M.init_full(whole, 5, "cpu")
+        for stage in range(4):
+            part = M.keep_stage(copy.deepcopy(M.Transformer(self.args)), stage, 4)
+            M.init_full(part, 5, "cpu")
+            self.assertEqual(list(part.layers.keys()), [str(stage)])
+            for k, v in part.state_dict().items():
+                self.assertTrue(torch.equal(v, whole.state_dict()[k]), k)
+
+    def test_recomputation_keeps_gradients(self):
+        grads = {}
+        for mode in ("none", "selective", "full"):
+            torch.manual_seed(0)
+            m = M.Transformer(self.args)
+            M.init_full(m, 1, "cpu")
+            for b in m.layers.values():
+                b.recompute = mode
+            tokens = torch.randint(0, 512, (2, 65), generator=torch.Generator().manual_seed(1))
+            torch.nn.functional.cross_entropy(m(tokens[:, :-1]).flatten(0, 1), tokens[:, 1:].flatten()).backward()
+            grads[mode] = torch.cat([p.grad.flatten() for p in m.parameters()])
+        for mode in ("selective", "full"):
+            torch.testing.assert_close(grads[mode], grads["none"], rtol=1e-5, atol=1e-6)
+
+
+class LoRATest(unittest.TestCase):
+    def test_starts_at_the_base_model_and_merges_exactly(self):
+        a = ModelTest.args
+        base = M.Transformer(a)
+        M.init_full(base, 1, "cpu")
+        m = M.Transformer(a)
+        spec = {"rank": 4, "alpha": 8, "targets": ["q", "v_proj", "down"], "dropout": 0.0}
+        self.assertEqual(L.add_adapters(m, spec), 3 * a.layers)
+        M.init_full(m, 1, "cpu")
+        m.load_state_dict(base.state_dict(), strict=False)
+        tokens = torch.randint(0, 512, (2, 64))
+        torch.testing.assert_close(m(tokens), base(tokens))
+        trained = [k for k, p in m.named_parameters() if p.requires_grad]
+        self.assertTrue(trained and all(L.is_adapter(k) for k in trained))
+        self.assertEqual(sum(p.numel() for p in m.parameters() if p.requires_grad), L.adapter_params(a, spec))
+        with torch.no_grad():
+            for k, p in m.named_parameters():
+                if ".lora_b." in k:
+                    p.normal_(0, 0.05)
+        adapted = m(tokens)
+        L.merge_into_base(m)
+        merged = M.Transformer(a)
+        merged.load_state_dict({k: v for k, v in m.state_dict().items() if not L.is_adapter(k)})
+        torch.testing.assert_close(merged(tokens), adapted, rtol=1e-4, atol=1e-4)
+
+    def test_unknown_target(self):
+        with self.assertRaises(ValueError):
+            L.target_names(["qkv"])
+
+
+@unittest.skipUnless(GPU and torch.cuda.get_device_capability() >= (8, 9), "fp8 needs compute capability 8.9")
+class FP8Test(unittest.TestCase):
+    def test_products_close_to_bf16(self):
+        import fp8
+        torch.manual_seed(0)
+        lin = fp8.Float8Linear(1024, 2048, bias=False, device="cuda", dtype=torch.bfloat16)
+        x = torch.randn(4, 256, 1024, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        y = lin(x)
+        ref_x = x.detach().clone().requires_grad_()
+        ref = torch.nn.functional.linear(ref_x, lin.weight.detach().clone().requires_grad_())
+        g = torch.randn_like(y)
+        y.backward(g)
+        ref.backward(g)
+        rel = lambda a, b: ((a.float() - b.float()).norm() / b.float().norm()).item()  # noqa: E731
+        self.assertLess(rel(y, ref), 0.08)
+        self.assertLess(rel(x.grad, ref_x.grad), 0.12)
+
+
+class PreflightTest(unittest.TestCase):
+    def report(self, ours, theirs):
+        rep = {"nccl": ours, "system_nccl": theirs, "system_nccl_path": "/usr/lib/libnccl.so.2", "problems": [], "warnings": []}
+        P.compare_nccl(rep)
+        return rep
+
+    def test_nccl_versions(self):
+        self.assertEqual(self.report("2.28.9", "2.28.9")["warnings"], [])
+        self.assertEqual(len(self.report("2.28.9", "2.28.3")["warnings"]), 1)
+        self.assertEqual(self.report("2.27.5", "2.28.3")["problems"][0]["summary"], "NCCL versions differ")
+        self.assertEqual(self.report("2.28.9", None)["problems"], [])
+
+    def test_reports_this_machine(self):
+        rep = P.check(1, "bf16")
+        self.assertIn("torch", rep)
+        if GPU:
+            self.assertEqual(rep["problems"], [], rep)
+            self.assertTrue(rep["nccl"])
+
+
+class ReportTest(unittest.TestCase):
+    def test_non_finite_numbers_are_null(self):
+        import io
+        buf = io.StringIO()
+        R.Reporter(True, buf).emit("step", loss=float("nan"), mfu=0.5)
+        self.assertEqual(json.loads(buf.getvalue()), {"event": "step", "loss": None, "mfu": 0.5})
+
+    def test_throughput_skips_warmup(self):
+        t = R.Throughput(2, 1000, 6.0, 100.0, 2)
+        for s in (30.0, 2.0, 1.0, 1.0):
+            t.add(s)
+        self.assertEqual(t.tokens_per_s(), 1000.0)
+        self.assertAlmostEqual(t.mfu(), 1000 * 6 / 200)
+
+
+def torchrun(config, nproc=1):
+    """Runs the trainer under torchrun; returns its JSON events."""
+    folder = os.path.dirname(config["checkpoint_dir"])
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"config-{len(os.listdir(folder))}.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={nproc}",
+                          os.path.join(TRAINER, "train.py"), "--config", path], capture_output=True, text=True, timeout=600)
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode != 0:
+        raise AssertionError(f"trainer failed ({out.returncode}): {out.stderr[-3000:]}\n{events[-3:]}")
+    return events
+
+
+def tiny_config(work, **over):
+    cfg = {"stage": "pretrain.test", "type": "pretrain",
+           "model": {"layers": 2, "hidden": 128, "ffn_hidden": 256, "heads": 4, "kv_heads": 2, "vocab": 512, "seq_len": 64, "tied_embeddings": False},
+           "layout": {"tp": 1, "pp": 1, "dp": 1, "cp": 1, "vp": 1, "zero": 0, "fsdp": False, "micro_batch": 4, "global_batch": 8,
+                      "recompute": "none", "sequence_parallel": False, "precision": "bf16"},
+           "data": [work + "/data"], "steps": 6, "lr": 3e-3, "min_lr": 3e-4, "schedule": "cosine", "warmup_steps": 2, "weight_decay": 0.1,
+           "seed": 1, "checkpoint_every": 3, "checkpoint": True, "checkpoint_dir": work + "/ckpt", "keep_checkpoints": 2,
+           "compile": False, "peak_flops": 989e12}
+    cfg.update(over)
+    return cfg
+
+
+@unittest.skipUnless(GPU, "needs a GPU")
+class EndToEndTest(unittest.TestCase):
+    """One GPU, through torchrun: checkpoints, resume, LoRA and merge."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp()
+        write_shard(cls.work + "/data", markov_docs(512, 40, 400, 2))
+        cls.straight = torchrun(tiny_config(cls.work, checkpoint_dir=cls.work + "/straight/ckpt"))
+
+    def losses(self, events):
+        return {e["step"]: e["loss"] for e in events if e["event"] == "step"}
+
+    def test_resume_continues_the_same_run(self):
+        first = torchrun(tiny_config(self.work, steps=6, checkpoint_dir=self.work + "/resume/ckpt"))
+        ckpt = next(e["path"] for e in first if e["event"] == "checkpoint" and e["step"] == 3)
+        again = torchrun(tiny_config(self.work, checkpoint_dir=self.work + "/resume/ckpt", resume_from=ckpt))
+        want, got = self.losses(self.straight), self.losses(again)
+        self.assertEqual(sorted(got), [4, 5, 6])
+        for step in got:
+            self.assertAlmostEqual(got[step], want[step], delta=2e-3 * want[step])
+        result = next(e["result"] for e in again if e["event"] == "result")
+        self.assertEqual(result["resumed_from_step"], 3)
+        self.assertTrue(os.path.exists(os.path.join(result["checkpoint"], "gpuflow.json")))
+
+    def test_loss_falls_and_results_are_reported(self):
+        losses = self.losses(self.straight)
+        self.assertLess(losses[6], losses[1])
+        result = next(e["result"] for e in self.straight if e["event"] == "result")
+        for key in ("final_loss", "tokens_per_s", "mfu", "peak_memory_bytes", "peak_allocated_bytes"):
+            self.assertGreater(result[key], 0, key)
+        self.assertEqual(len(result["peak_memory_bytes_per_rank"]), 1)
+        kept = sorted(os.listdir(self.work + "/straight/ckpt"))
+        self.assertEqual(kept, ["step-00000003", "step-00000006"])
+
+    def test_lora_on_the_pretrained_checkpoint(self):
+        base = next(e["result"]["checkpoint"] for e in self.straight if e["event"] == "result")
+        events = torchrun(tiny_config(self.work, stage="finetune.test", type="finetune", base=base, merge=True, lr=1e-2,
+                                      checkpoint_dir=self.work + "/lora/ckpt",
+                                      lora={"rank": 8, "alpha": 16, "targets": ["q_proj", "v_proj"], "dropout": 0.0}))
+        losses = self.losses(events)
+        self.assertLess(losses[6], losses[1])
+        self.assertLess(abs(losses[1] - self.losses(self.straight)[6]), 0.5, "fine-tuning starts near where pre-training ended")
+        result = next(e["result"] for e in events if e["event"] == "result")
+        self.assertTrue(result["adapters"].endswith("adapters.safetensors") and os.path.exists(result["adapters"]))
+        self.assertTrue(os.path.exists(os.path.join(result["merged"], "gpuflow.json")))
+        from safetensors.torch import load_file
+        self.assertTrue(all(L.is_adapter(k) for k in load_file(result["adapters"])))
+
+
+if __name__ == "__main__":
+    unittest.main()

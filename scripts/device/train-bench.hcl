@@ -1,0 +1,60 @@
+# Throughput of gpuflow's trainer on the Llama-3.2-1B shape (16 layers,
+# 2048 wide, vocab 128256, tied), sequences of 4096 tokens, FSDP2 with bf16
+# compute (full sharding), torch.compile: one GPU, or data parallelism over several with
+# the same work per GPU. scripts/device/train-all.sh plans and applies it
+# (the plan's prediction beside what the run measured).
+#
+#   gpuflow apply -var profile=h200-x1 -var gpus=1 -var data=PREFIX train-bench.hcl
+
+variable "profile" {
+  type    = string
+  default = "h200-x1"
+}
+
+variable "gpus" {
+  type    = number
+  default = 1
+}
+
+variable "micro_batch" {
+  type    = number
+  default = 4
+}
+
+variable "steps" {
+  type    = number
+  default = 30
+}
+
+variable "data" {
+  type        = string
+  description = "Megatron shards (a prefix, a folder or a glob) of token ids below 128256."
+}
+
+hardware "gpu" {
+  profile = var.profile
+}
+
+model "llama1b" {
+  preset  = "llama3.2-1b"
+  seq_len = 4096
+}
+
+layout "fsdp" {
+  dp           = var.gpus
+  fsdp         = true
+  micro_batch  = var.micro_batch
+  global_batch = var.micro_batch * var.gpus
+}
+
+stage "pretrain" "speed" {
+  hardware  = hardware.gpu
+  model     = model.llama1b
+  layout    = layout.fsdp
+  framework = "fsdp2"
+
+  data         = var.data
+  steps        = var.steps
+  lr           = 3e-4
+  warmup_steps = 5
+}
