@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
 # Llama 3's rotary base; the model block does not carry one.
 ROPE_THETA = 500000.0
@@ -115,7 +116,6 @@ class Block(nn.Module):
     def forward(self, x, rope):
         if self.recompute == "none":
             return self.body(x, rope)
-        from torch.utils.checkpoint import checkpoint
         kwargs = {"context_fn": selective_context} if self.recompute == "selective" else {}
         return checkpoint(self.body, x, rope, use_reentrant=False, **kwargs)
 
@@ -130,7 +130,6 @@ def _saved_ops():
 def selective_context():
     """Selective recomputation: matrix products and attention are kept, the
     cheap element-wise work (norms, rotary, SiLU, products) recomputed."""
-    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
     saved = _saved_ops()
 
     def policy(ctx, op, *args, **kwargs):
