@@ -164,6 +164,13 @@ func nodeFails(node int, summary string) func(jobDir string) {
 	}
 }
 
+// nodeHostFails is a node host that got no answer from its plugin.
+func nodeHostFails(node int, msg string) func(jobDir string) {
+	return func(jobDir string) {
+		writeNode(jobDir, node, "starting", func(r *rundir.Result) { r.Error = msg })
+	}
+}
+
 func writeNode(jobDir string, node int, line string, fill func(*rundir.Result)) {
 	dir := rundir.NodeDir(jobDir, node)
 	os.MkdirAll(dir, 0o755)

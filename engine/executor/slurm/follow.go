@@ -82,12 +82,14 @@ func (f *follower) report(q queueEntry) {
 	f.last = q
 	msg := fmt.Sprintf("Slurm job %s is %s", f.id, q.State)
 	switch {
-	case q.State == StatePending:
+	case q.State == StatePending && q.Reason != "None":
 		msg = fmt.Sprintf("Slurm job %s is pending (%s)", f.id, q.Reason)
+	case q.State == StatePending:
+		msg = fmt.Sprintf("Slurm job %s is pending", f.id)
 	case q.State == StateRunning:
 		msg = fmt.Sprintf("Slurm job %s is running on %s", f.id, q.Nodes)
-	case IsFinal(q.State):
-		return // the outcome says it
+	case q.State == stateCompleting || IsFinal(q.State):
+		return // the outcome says how it ended
 	}
 	f.sink.Send(logEvent("info", msg))
 }

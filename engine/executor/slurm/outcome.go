@@ -20,6 +20,7 @@ const (
 	StatePreempted   = "PREEMPTED"
 	StateBootFail    = "BOOT_FAIL"
 	StateDeadline    = "DEADLINE"
+	stateCompleting  = "COMPLETING"
 )
 
 // finalStates are the states a job never leaves.
@@ -44,6 +45,14 @@ type Outcome struct {
 	OOM bool
 	// CancelledByUs: gpuflow ran scancel for this job.
 	CancelledByUs bool
+}
+
+// EndedBySlurm reports whether Slurm ended the job's processes (a limit,
+// a cancel, a lost node) rather than the processes ending by themselves.
+// Node hosts killed that way cannot report, and their failures to do so
+// are no news.
+func (o Outcome) EndedBySlurm() bool {
+	return o.State != StateCompleted && o.State != StateFailed || o.OOM
 }
 
 // Retryable reports whether submitting the job again may go differently:

@@ -18,7 +18,7 @@ const tailLines = 10
 // into the stage's result. The stage succeeds only when the job completed
 // and every node's plugin succeeded; its outputs are the first node's.
 func (r *Run) response(o Outcome, results []*rundir.Result, attempts int, runDir string) *api.ApplyResponse {
-	nodeDiags, missing := r.nodeDiagnostics(results)
+	nodeDiags, missing := r.nodeDiagnostics(results, o.EndedBySlurm())
 	if o.State == StateCompleted && len(missing) == 0 && !nodeDiags.HasErrors() {
 		return &api.ApplyResponse{Outputs: results[0].Outputs, Diagnostics: nodeDiags}
 	}
@@ -35,15 +35,16 @@ func (r *Run) response(o Outcome, results []*rundir.Result, attempts int, runDir
 }
 
 // nodeDiagnostics gathers the plugins' diagnostics from every node, and
-// lists the nodes that wrote no result.
-func (r *Run) nodeDiagnostics(results []*rundir.Result) (api.Diagnostics, []int) {
+// lists the nodes that wrote no result. A node host's own failure is left
+// out when Slurm killed what it ran.
+func (r *Run) nodeDiagnostics(results []*rundir.Result, endedBySlurm bool) (api.Diagnostics, []int) {
 	var diags api.Diagnostics
 	var missing []int
 	for n, res := range results {
 		switch {
 		case res == nil:
 			missing = append(missing, n)
-		case res.Error != "":
+		case res.Error != "" && !endedBySlurm:
 			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Node host failed",
 				Detail: fmt.Sprintf("The node host on node %d (%s) could not run the stage: %s.", n, res.Host, res.Error)})
 		}
