@@ -47,9 +47,9 @@ func apply(ctx context.Context, req *api.ApplyRequest, sink api.EventSink, opts 
 		mon.log("info", "resuming from "+r)
 	}
 	mon.log("info", strings.Join(launch.Torchrun.Argv(), " "))
-	status, err := runLauncher(ctx, launch.Torchrun.Argv(), env, req.RunDir, req.RunDir, mon, grace(opts))
+	status, err := runLauncher(ctx, launch.Torchrun.Argv(), env, launch.RunDir, launch.RunDir, mon, grace(opts))
 	for _, name := range []string{"stdout.log", "stderr.log"} {
-		sendArtifact(sink, name, filepath.Join(req.RunDir, name))
+		sendArtifact(sink, name, filepath.Join(launch.RunDir, name))
 	}
 	outputs, d := judge(ctx, launch, status, err, mon)
 	return &api.ApplyResponse{Outputs: outputs, Diagnostics: append(diags, d...)}

@@ -41,6 +41,14 @@ func TestApplyRunsTheTrainer(t *testing.T) {
 	body := defaultBody(cty.StringVal("data/train-00000"))
 	body.checkpointEvery = 2
 	req := request(dir, "pretrain", "ok", body.value(), "run-1")
+	// The engine gives run folders relative to the working directory.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.RunDir, err = filepath.Rel(wd, req.RunDir); err != nil {
+		t.Fatal(err)
+	}
 	resp, rec := applyStage(t, New(Options{Python: fakePython(t)}), req)
 	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Severity != api.Warning {
 		t.Fatalf("diagnostics = %v, want the pre-flight's NCCL warning only", resp.Diagnostics)

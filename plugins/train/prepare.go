@@ -20,6 +20,8 @@ type Launch struct {
 	Torchrun Torchrun
 	// Env is what the trainer needs on top of the inherited environment.
 	Env map[string]string
+	// RunDir is the run's folder, absolute; the trainer runs in it.
+	RunDir string
 	// Config is what the trainer reads; its checkpoint folder and the
 	// checkpoint it resumes from (if any) are in it.
 	Config runConfig
@@ -40,6 +42,10 @@ type Options struct {
 // trainer supports, finds the data and the checkpoint to resume from, and
 // writes the trainer and its config.json into req.RunDir.
 func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
+	runDir, err := filepath.Abs(req.RunDir) // the trainer runs inside it, so relative paths would not resolve
+	if err != nil {
+		return nil, api.Diagnostics{ioDiagnostic("Cannot find the run folder", err)}
+	}
 	cfg, hw, diags := decodeRun(req)
 	if diags.HasErrors() {
 		return nil, diags
@@ -48,20 +54,21 @@ func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
 	if diags = append(diags, d...); diags.HasErrors() {
 		return nil, diags
 	}
-	if err := resolveCheckpoints(req.RunDir, &cfg); err != nil {
+	if err := resolveCheckpoints(runDir, &cfg); err != nil {
 		return nil, append(diags, ioDiagnostic("Cannot read the checkpoint folder", err))
 	}
-	script, err := writeTrainer(filepath.Join(req.RunDir, "trainer"))
+	script, err := writeTrainer(filepath.Join(runDir, "trainer"))
 	if err != nil {
 		return nil, append(diags, ioDiagnostic("Cannot write the trainer", err))
 	}
-	configPath := filepath.Join(req.RunDir, "config.json")
+	configPath := filepath.Join(runDir, "config.json")
 	if err := writeJSON(configPath, cfg); err != nil {
 		return nil, append(diags, ioDiagnostic("Cannot write the trainer's config", err))
 	}
 	return &Launch{
 		Torchrun: Torchrun{Python: python(opts), Script: script, Config: configPath, Nodes: nodes, ProcsPerNode: procs},
 		Env:      trainerEnv(req.Env, hw.Name),
+		RunDir:   runDir,
 		Config:   cfg,
 	}, diags
 }

@@ -62,6 +62,7 @@ def gib(b):
 
 RUNS = [
     ("1x H200, Llama-3.2-1B shape, 4x4096, FSDP2, compiled", "speed1", "pretrain.speed"),
+    ("1x H200, the same without torch.compile", "eager1", "pretrain.speed"),
     ("4x H200, same per GPU, FSDP2 full sharding", "speed4", "pretrain.speed"),
     ("h200-lab pre-train (2x H200, 110M Llama, 64x1024)", "lab", "pretrain.small"),
     ("h200-lab LoRA fine-tune (2x H200, r16 q/k/v/o)", "lab", "finetune.small_lora"),

@@ -131,7 +131,12 @@ class Trainer:
         self.parts = [p for _, p in parts]
         self.has_first = 0 in self.stage_ids
         self.has_last = self.stages - 1 in self.stage_ids
-        self.loss_fn = torch.compile(parallel.cross_entropy) if cfg.get("compile") else parallel.cross_entropy
+        self.loss_fn = parallel.cross_entropy
+        if cfg.get("compile"):
+            # A model the compiler cannot handle still trains, eagerly; the
+            # compiler's error goes to stderr.
+            torch._dynamo.config.suppress_errors = True
+            self.loss_fn = torch.compile(parallel.cross_entropy)
         self.optimizers = [self._optimizer(p) for p in self.parts]
         self.loss_scale = 1.0
         if l["pp"] > 1:
