@@ -90,7 +90,7 @@ func recordRun(f *calibration.File, key string, sp *StagePlan, outputs map[strin
 	if tps <= 0 && mem <= 0 {
 		return 0, nil
 	}
-	run := calibration.Run{Key: calibration.RunKey(sp.Estimate.Framework, sp.Model.Shape, sp.Layout.Layout),
+	run := calibration.Run{Key: calibration.RunKey(sp.Estimate.Framework, sp.Estimate.Adapters, sp.Model.Shape, sp.Layout.Layout),
 		TokensPerS: tps, PeakMemoryBytes: int64(mem)}
 	return 1, f.RecordRun(key, run)
 }

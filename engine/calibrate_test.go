@@ -42,8 +42,15 @@ func TestCalibratorFilesMeasurements(t *testing.T) {
 		"training run": {
 			sp:      training,
 			outputs: map[string]cty.Value{"tokens_per_s": cty.NumberIntVal(44000), "peak_memory_bytes": cty.NumberIntVal(80 << 30)},
-			want: &calibration.Profile{Runs: []calibration.Run{{Key: calibration.RunKey("pytorch-eager", shape, lay),
+			want: &calibration.Profile{Runs: []calibration.Run{{Key: calibration.RunKey("pytorch-eager", "", shape, lay),
 				TokensPerS: 44000, PeakMemoryBytes: 80 << 30}}},
+		},
+		"a LoRA run is keyed apart from a pre-train of the same shape": {
+			sp: &StagePlan{Model: training.Model, Layout: training.Layout,
+				Estimate: &estimate.Estimate{Framework: "pytorch-eager", Adapters: "lora r16 q,v"}},
+			outputs: map[string]cty.Value{"tokens_per_s": cty.NumberIntVal(50000)},
+			want: &calibration.Profile{Runs: []calibration.Run{{Key: calibration.RunKey("pytorch-eager", "lora r16 q,v", shape, lay),
+				TokensPerS: 50000}}},
 		},
 		"nothing measured": {
 			sp:      training,

@@ -138,12 +138,14 @@ func setKey(m map[string]float64, k string, v float64) map[string]float64 {
 	return m
 }
 
-// RunKey identifies a training configuration: the framework, every field
-// of the model shape and of the layout. Two runs share a key only when a
-// measurement of one stands for the other.
-func RunKey(framework string, s model.Shape, l layout.Layout) string {
-	return fmt.Sprintf("%s|L%d h%d f%d a%d kv%d v%d s%d tied=%t %s|tp%d pp%d dp%d cp%d vp%d zero%d fsdp=%t mb%d gb%d rc=%s sp=%t %s",
-		framework,
+// RunKey identifies a training configuration: the framework, the adapters
+// trained ("" for the whole model, else as estimate.LoRA.Key gives them),
+// every field of the model shape and of the layout. Two runs share a key
+// only when a measurement of one stands for the other: a LoRA fine-tune
+// never stands for a pre-train of the same shape.
+func RunKey(framework, adapters string, s model.Shape, l layout.Layout) string {
+	return fmt.Sprintf("%s|%s|L%d h%d f%d a%d kv%d v%d s%d tied=%t %s|tp%d pp%d dp%d cp%d vp%d zero%d fsdp=%t mb%d gb%d rc=%s sp=%t %s",
+		framework, adapters,
 		s.Layers, s.Hidden, s.FFNHidden, s.Heads, s.KVHeads, s.Vocab, s.SeqLen, s.TiedEmbeddings, s.Activation,
 		l.TP, l.PP, l.DP, l.CP, layout.VirtualStages(l), l.ZeRO, l.FSDP, l.MicroBatch, l.GlobalBatch, l.Recompute, l.SequenceParallel, l.Precision)
 }

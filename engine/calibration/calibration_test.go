@@ -95,15 +95,15 @@ func TestRunKeyDistinguishesConfigurations(t *testing.T) {
 	s, err := model.Preset("llama3.2-1b")
 	must(t, err)
 	l := layout.Layout{TP: 1, PP: 1, DP: 1, CP: 1, MicroBatch: 1, GlobalBatch: 1, Recompute: "none", Precision: "bf16"}
-	base := RunKey("pytorch-eager", s, l)
+	base := RunKey("pytorch-eager", "", s, l)
 	l2 := l
 	l2.MicroBatch = 2
 	s2 := s
 	s2.SeqLen = 4096
 	for name, k := range map[string]string{
-		"micro batch": RunKey("pytorch-eager", s, l2),
-		"seq len":     RunKey("pytorch-eager", s2, l),
-		"framework":   RunKey("megatron", s, l),
+		"micro batch": RunKey("pytorch-eager", "", s, l2),
+		"seq len":     RunKey("pytorch-eager", "", s2, l),
+		"framework":   RunKey("megatron", "", s, l),
 	} {
 		if k == base {
 			t.Errorf("changing %s kept the key %q", name, k)
@@ -111,7 +111,7 @@ func TestRunKeyDistinguishesConfigurations(t *testing.T) {
 	}
 	l3 := l
 	l3.VP = 1
-	if RunKey("pytorch-eager", s, l3) != base {
+	if RunKey("pytorch-eager", "", s, l3) != base {
 		t.Error("vp = 0 and vp = 1 (the same schedule) gave different keys")
 	}
 }

@@ -34,7 +34,10 @@ type Input struct {
 // Estimate is the prediction for one training stage. JSON keys are SI and
 // name their unit.
 type Estimate struct {
-	Framework       string  `json:"framework"`
+	Framework string `json:"framework"`
+	// Adapters names the LoRA adapters trained ("" when the whole model
+	// trains), as calibration run keys spell them.
+	Adapters        string  `json:"adapters,omitempty"`
 	Params          int64   `json:"params"`
 	TrainableParams int64   `json:"trainable_params"`
 	FLOPsPerToken   float64 `json:"flops_per_token"`
@@ -91,6 +94,7 @@ func Compute(in Input) (*Estimate, error) {
 	}
 	e := &Estimate{
 		Framework:           j.fw.Name,
+		Adapters:            in.LoRA.Key(),
 		Params:              int64(math.Round(j.params)),
 		TrainableParams:     int64(math.Round(j.trainable())),
 		FLOPsPerToken:       j.flops.model,
@@ -255,7 +259,7 @@ func (j *job) budget(e *Estimate) {
 // applyRuns replaces predictions by a measured run of this very
 // configuration, when the calibration holds one.
 func (j *job) applyRuns(e *Estimate) {
-	r, ok := j.in.Calibration.Run(calibration.RunKey(j.fw.Name, j.in.Model, j.l))
+	r, ok := j.in.Calibration.Run(calibration.RunKey(j.fw.Name, j.in.LoRA.Key(), j.in.Model, j.l))
 	if !ok {
 		return
 	}

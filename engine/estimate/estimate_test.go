@@ -259,7 +259,7 @@ func TestCalibration(t *testing.T) {
 	if cal.StepTimeS <= plain.StepTimeS || cal.Memory.Activations <= plain.Memory.Activations {
 		t.Error("slower GEMMs and links and a larger coefficient did not raise step time and activations")
 	}
-	run := calibration.Run{Key: calibration.RunKey(FrameworkMegatron, in.Model, in.Layout), TokensPerS: 12345, PeakMemoryBytes: 60 << 30}
+	run := calibration.Run{Key: calibration.RunKey(FrameworkMegatron, in.LoRA.Key(), in.Model, in.Layout), TokensPerS: 12345, PeakMemoryBytes: 60 << 30}
 	if err := f.RecordRun("dell-xe9780-b300", run); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/gpuflow/gpuflow/engine/model"
@@ -56,6 +57,23 @@ type LoRA struct {
 	// Targets names the adapted linear layers: q, k, v, o, gate, up, down
 	// (Hugging Face's q_proj ... down_proj are accepted), or "all-linear".
 	Targets []string `json:"targets"`
+}
+
+// Key names the adapters for calibration run keys: "lora r16 o,q,v", the
+// targets normalised and sorted; "" for nil (the whole model trains).
+func (l *LoRA) Key() string {
+	if l == nil {
+		return ""
+	}
+	targets := make([]string, 0, len(l.Targets))
+	for _, t := range l.Targets {
+		if a, ok := loraAliases[t]; ok {
+			t = a
+		}
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	return fmt.Sprintf("lora r%d %s", l.Rank, strings.Join(targets, ","))
 }
 
 var loraAliases = map[string]string{
