@@ -141,6 +141,9 @@ stage "data_prep" "corpus" {
 
   output_dir    = "data/lab"
   output_format = ["megatron"]
+  # /usr/share/doc holds a few copyright files that are not UTF-8 (the
+  # device image's nsight-compute one, for example): count and skip them.
+  on_error = "skip"
 
   split {
     train = 0.95
