@@ -14,7 +14,8 @@ import (
 
 // fakeJob says how one submitted job behaves in the fake Slurm.
 type fakeJob struct {
-	// states are what squeue says at each poll, the last one repeated.
+	// states are what squeue says at each poll, the last one repeated:
+	// STATE, or STATE:REASON (default reason Resources).
 	states []string
 	// final is sacct's job line after the end: "STATE|EXIT"; steps are
 	// further "STATE|EXIT" step lines.
@@ -107,7 +108,11 @@ func (f *fakeSlurm) squeue(id string) ([]byte, error) {
 	if state == "gone" {
 		return nil, &CommandError{Name: "squeue", Stderr: "slurm_load_jobs error: Invalid job id specified"}
 	}
-	return []byte(state + "|Resources|n[1-2]\n"), nil
+	state, reason, ok := strings.Cut(state, ":")
+	if !ok {
+		reason = "Resources"
+	}
+	return []byte(state + "|" + reason + "|n[1-2]\n"), nil
 }
 
 func (f *fakeSlurm) sacct(id string) ([]byte, error) {

@@ -11,6 +11,16 @@ import (
 	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
+// stuckReasons explain the pending reasons that no amount of waiting for
+// other jobs resolves: the request or the cluster must change.
+var stuckReasons = map[string]string{
+	"PartitionNodeLimit":            "it asks for more nodes than the partition allows, or nodes it needs are down or drained (sinfo -R)",
+	"PartitionTimeLimit":            "its time_limit is above the partition's MaxTime (sinfo -o '%P %l')",
+	"ReqNodeNotAvail":               "nodes it needs are down, drained or reserved (sinfo -R)",
+	"QOSMaxWallDurationPerJobLimit": "its time_limit is above its qos's MaxWall (sacctmgr show qos)",
+	"BadConstraints":                "no node matches its constraints",
+}
+
 // maxQueueErrors is how many squeue failures in a row end the following
 // of a job: a restarting slurmctld is back within a few polls.
 const maxQueueErrors = 20
@@ -82,6 +92,10 @@ func (f *follower) report(q queueEntry) {
 	f.last = q
 	msg := fmt.Sprintf("Slurm job %s is %s", f.id, q.State)
 	switch {
+	case q.State == StatePending && stuckReasons[q.Reason] != "":
+		f.sink.Send(logEvent("warn", fmt.Sprintf("Slurm job %s is pending (%s): %s; it waits until that changes, and Ctrl-C cancels it",
+			f.id, q.Reason, stuckReasons[q.Reason])))
+		return
 	case q.State == StatePending && q.Reason != "None":
 		msg = fmt.Sprintf("Slurm job %s is pending (%s)", f.id, q.Reason)
 	case q.State == StatePending:

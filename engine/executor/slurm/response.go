@@ -23,7 +23,7 @@ func (r *Run) response(o Outcome, results []*rundir.Result, attempts int, runDir
 		return &api.ApplyResponse{Outputs: results[0].Outputs, Diagnostics: nodeDiags}
 	}
 	d := o.Diagnostic(r.job, attempts)
-	if len(missing) > 0 {
+	if len(missing) > 0 && !o.EndedBySlurm() {
 		d.Detail += r.missingDetail(o, missing, runDir)
 	}
 	// A job that failed because a plugin did is explained best by the
