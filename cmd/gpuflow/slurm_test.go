@@ -133,7 +133,7 @@ stage "exec" "local" {
 const slurmTwoNodeStage = `
 stage "exec" "both" {
   executor = executor.slurm.two
-  command  = ["sh", "-c", "echo rank $GPUFLOW_NODE_RANK of $GPUFLOW_NNODES, rendezvous at $GPUFLOW_RDZV_ENDPOINT"]
+  command  = ["sh", "-c", "echo rank $GPUFLOW_NODE_RANK of $GPUFLOW_NODES, rendezvous at $GPUFLOW_RDZV_ENDPOINT"]
 }
 `
 

@@ -106,8 +106,8 @@ func TestRunWritesResultAndEvents(t *testing.T) {
 				t.Errorf("events file holds %v, want the plugin's log event first", events)
 			}
 			wantEnv := map[string]string{"NCCL_DEBUG": "WARN", "GPUFLOW_RDZV_ENDPOINT": "10.0.0.1:29500", "GPUFLOW_RDZV_ID": "77",
-				"GPUFLOW_NODE_RANK": "1", "GPUFLOW_NNODES": "2", "GPUFLOW_JOB_DIR": filepath.Join(runDir, "job-77"),
-				"GPUFLOW_NCCL_ID_FILE": filepath.Join(runDir, "job-77", "nccl-unique-id")}
+				"GPUFLOW_NODE_RANK": "1", "GPUFLOW_NODES": "2", "GPUFLOW_JOB_DIR": filepath.Join(runDir, "job-77"),
+				"GPUFLOW_NCCL_ID_FILE": filepath.Join(runDir, "job-77", "nccl-id")}
 			if diff := cmp.Diff(wantEnv, p.req.Env); diff != "" {
 				t.Errorf("stage env (-want +got):\n%s", diff)
 			}

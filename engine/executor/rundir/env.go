@@ -7,7 +7,7 @@ const (
 	// EnvNodeRank is this node's index in the job, from 0.
 	EnvNodeRank = "GPUFLOW_NODE_RANK"
 	// EnvNodes is how many nodes the job has.
-	EnvNodes = "GPUFLOW_NNODES"
+	EnvNodes = "GPUFLOW_NODES"
 	// EnvJobDir is the job's directory on the shared file system, the same
 	// on every node: the place for files the nodes exchange.
 	EnvJobDir = "GPUFLOW_JOB_DIR"
@@ -27,4 +27,4 @@ const (
 )
 
 // NCCLIDFile is the name of EnvNCCLIDFile's file in the job directory.
-const NCCLIDFile = "nccl-unique-id"
+const NCCLIDFile = "nccl-id"
