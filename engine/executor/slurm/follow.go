@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gpuflow/gpuflow/engine/executor/rundir"
@@ -156,7 +157,7 @@ func (f *follower) relay() {
 // the job is about to end and is worth asking about at once.
 func (f *follower) resultsComplete() bool {
 	for n := range f.nodes {
-		if _, err := os.Stat(rundir.NodeDir(f.jobDir, n) + "/" + rundir.ResultFile); err != nil {
+		if _, err := os.Stat(filepath.Join(rundir.NodeDir(f.jobDir, n), rundir.ResultFile)); err != nil {
 			return false
 		}
 	}

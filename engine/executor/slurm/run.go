@@ -109,8 +109,14 @@ func (r *Run) stop() error {
 	if id == "" || ended {
 		return nil
 	}
-	return cancel(context.Background(), r.opts.Runner, id)
+	ctx, done := context.WithTimeout(context.Background(), cancelTimeout)
+	defer done()
+	return cancel(ctx, r.opts.Runner, id)
 }
+
+// cancelTimeout bounds a scancel, so that an unanswering slurmctld cannot
+// hold up a stop.
+const cancelTimeout = 30 * time.Second
 
 func batchOutput(runDir, jobID string) string {
 	return filepath.Join(runDir, "slurm-"+jobID+".out")
@@ -127,11 +133,11 @@ func (r *Run) apply(ctx context.Context, req *api.ApplyRequest, sink api.EventSi
 	}
 	for attempt := 1; ; attempt++ {
 		o, results, diags := r.runJob(ctx, runDir, sink)
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // the engine gave up on the run; Kill cancelled the job
+		}
 		if diags != nil {
 			return &api.ApplyResponse{Diagnostics: diags}, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
 		}
 		if o.Retryable() && attempt <= r.job.Retries && !r.isStopped() {
 			sink.Send(logEvent("warn", fmt.Sprintf("Slurm job %s ended in state %s; submitting the stage again (retry %d of %d)",
@@ -181,7 +187,7 @@ func (r *Run) runJob(ctx context.Context, runDir string, sink api.EventSink) (Ou
 		return Outcome{}, nil, api.Diagnostics{submitDiagnostic(r.job, err)}
 	}
 	if r.setJob(id) {
-		_ = cancel(context.Background(), r.opts.Runner, id) // stopped while sbatch ran
+		_ = r.stop() // stopped while sbatch ran
 	}
 	sink.Send(logEvent("info", fmt.Sprintf("submitted Slurm job %s (%s; batch output in %s)", id, r.job.Executor, batchOutput(runDir, id))))
 	f := newFollower(r, id, runDir, sink)

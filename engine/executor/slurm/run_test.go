@@ -280,3 +280,32 @@ func TestRunStopCancelsTheJob(t *testing.T) {
 		t.Errorf("scancel ran %d times after Kill on an ended run (want 1), Exited %v", got, r.Exited())
 	}
 }
+
+// TestRunKilled: the engine kills a run it gave up on and cancels the
+// call; the job is cancelled and the call returns the context's error.
+func TestRunKilled(t *testing.T) {
+	t.Parallel()
+	fs := newFakeSlurm(fakeJob{states: []string{"RUNNING"}, final: "RUNNING|0:0"})
+	opts := fastOptions
+	opts.Runner = fs
+	r := NewRun(testJob, Render(testJob), opts)
+	ctx, cancelCall := context.WithCancel(context.Background())
+	ev := &events{}
+	errc := make(chan error)
+	go func() {
+		_, err := r.Provider().ApplyStage(ctx, &api.ApplyRequest{
+			StageRequest: api.StageRequest{Type: "exec", Name: "x", Config: cty.EmptyObjectVal, WorkDir: "."}, RunDir: t.TempDir()}, ev)
+		errc <- err
+	}()
+	for !ev.has("running on") {
+		time.Sleep(time.Millisecond)
+	}
+	r.Kill()
+	cancelCall()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("ApplyStage returned %v, want the context's error", err)
+	}
+	if diff := cmp.Diff([]string{"scancel 100"}, fs.commands("scancel")); diff != "" {
+		t.Errorf("scancel (-want +got):\n%s", diff)
+	}
+}
