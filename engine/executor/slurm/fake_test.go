@@ -43,6 +43,9 @@ type fakeSlurm struct {
 	sbatchErr error
 	// noAccounting makes sacct fail as without slurmdbd.
 	noAccounting bool
+	// slowCancel: scancel is recorded, but the job goes on running, as
+	// while slurmctld has yet to act on it.
+	slowCancel bool
 }
 
 func newFakeSlurm(jobs ...fakeJob) *fakeSlurm {
@@ -64,7 +67,7 @@ func (f *fakeSlurm) Run(_ context.Context, name string, args ...string) ([]byte,
 		}
 		return f.sacct(jobArg(args))
 	case "scancel":
-		f.cancelled[args[0]] = true
+		f.cancelled[args[0]] = !f.slowCancel
 		return nil, nil
 	}
 	return nil, &CommandError{Name: name, NotFound: true, Err: fmt.Errorf("no %s", name)}

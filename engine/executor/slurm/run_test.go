@@ -286,6 +286,7 @@ func TestRunStopCancelsTheJob(t *testing.T) {
 func TestRunKilled(t *testing.T) {
 	t.Parallel()
 	fs := newFakeSlurm(fakeJob{states: []string{"RUNNING"}, final: "RUNNING|0:0"})
+	fs.slowCancel = true
 	opts := fastOptions
 	opts.Runner = fs
 	r := NewRun(testJob, Render(testJob), opts)
