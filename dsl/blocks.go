@@ -2,6 +2,8 @@ package dsl
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -79,7 +81,7 @@ type AutoLayout struct {
 func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 	ctx := c.EvalContext()
 	var diags hcl.Diagnostics
-	for _, name := range sortedKeys(c.Models) {
+	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
 		m := c.Models[name]
 		if d := c.CheckReferences(BodyTraversals(m.body)); d.HasErrors() {
 			diags = append(diags, d...)
@@ -90,7 +92,7 @@ func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 		m.Decoded = !ddiags.HasErrors()
 		diags = append(diags, ddiags...)
 	}
-	for _, name := range sortedKeys(c.Layouts) {
+	for _, name := range slices.Sorted(maps.Keys(c.Layouts)) {
 		l := c.Layouts[name]
 		if d := c.CheckReferences(BodyTraversals(l.body)); d.HasErrors() {
 			diags = append(diags, d...)
@@ -101,7 +103,7 @@ func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 		l.Decoded = !ddiags.HasErrors()
 		diags = append(diags, ddiags...)
 	}
-	for _, name := range sortedKeys(c.Datasets) {
+	for _, name := range slices.Sorted(maps.Keys(c.Datasets)) {
 		diags = append(diags, c.Datasets[name].decode(c, ctx)...)
 	}
 	return append(diags, c.decodeExecutors(ctx)...)

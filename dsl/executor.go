@@ -2,7 +2,9 @@ package dsl
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,7 +104,7 @@ func (c *Config) addExecutor(b *hcl.Block) hcl.Diagnostics {
 // the stages' references to them.
 func (c *Config) decodeExecutors(ctx *hcl.EvalContext) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, key := range sortedKeys(c.Executors) {
+	for _, key := range slices.Sorted(maps.Keys(c.Executors)) {
 		e := c.Executors[key]
 		if d := c.CheckReferences(BodyTraversals(e.body)); d.HasErrors() {
 			diags = append(diags, d...)

@@ -2,6 +2,8 @@ package dsl
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -10,7 +12,7 @@ import (
 
 func (c *Config) decodeLocals(b *hcl.Block) hcl.Diagnostics {
 	attrs, diags := b.Body.JustAttributes()
-	for _, name := range sortedKeys(attrs) {
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
 		attr := attrs[name]
 		if prev, dup := c.Locals[name]; dup {
 			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate local value",
@@ -54,7 +56,7 @@ func (c *Config) evaluateLocals() hcl.Diagnostics {
 func (c *Config) localOrder() ([]string, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	deps := map[string][]string{}
-	for _, name := range sortedKeys(c.Locals) {
+	for _, name := range slices.Sorted(maps.Keys(c.Locals)) {
 		trs := c.Locals[name].Expr.Variables()
 		diags = append(diags, c.CheckReferences(trs)...)
 		for _, tr := range trs {
@@ -66,7 +68,7 @@ func (c *Config) localOrder() ([]string, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	order, cycle := topoSort(sortedKeys(c.Locals), deps)
+	order, cycle := topoSort(slices.Sorted(maps.Keys(c.Locals)), deps)
 	if cycle != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cycle in local values",
 			Detail:  fmt.Sprintf("Local values refer to each other in a cycle: %s. Break the cycle by removing one of these references.", formatCycle("local.", cycle)),

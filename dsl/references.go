@@ -2,6 +2,8 @@ package dsl
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -16,9 +18,9 @@ func (c *Config) CheckReferences(trs []hcl.Traversal) hcl.Diagnostics {
 	for _, tr := range trs {
 		switch root := tr.RootName(); root {
 		case "var":
-			diags = append(diags, checkName(tr, "input variable", "variable", sortedKeys(c.Variables))...)
+			diags = append(diags, checkName(tr, "input variable", "variable", slices.Sorted(maps.Keys(c.Variables)))...)
 		case "local":
-			diags = append(diags, checkName(tr, "local value", "locals", sortedKeys(c.Locals))...)
+			diags = append(diags, checkName(tr, "local value", "locals", slices.Sorted(maps.Keys(c.Locals)))...)
 		}
 	}
 	return diags
@@ -57,7 +59,7 @@ func BodyTraversals(body hcl.Body) []hcl.Traversal {
 		return nil
 	}
 	var out []hcl.Traversal
-	for _, name := range sortedKeys(sb.Attributes) {
+	for _, name := range slices.Sorted(maps.Keys(sb.Attributes)) {
 		out = append(out, sb.Attributes[name].Expr.Variables()...)
 	}
 	for _, b := range sb.Blocks {

@@ -2,21 +2,11 @@ package dsl
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // Suggest returns the candidate closest to given, or "" when none is close
 // enough to be a likely typo.

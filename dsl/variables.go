@@ -2,7 +2,9 @@ package dsl
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -79,7 +81,7 @@ func (c *Config) evaluateVariables(in Inputs) hcl.Diagnostics {
 	if diags.HasErrors() {
 		return diags
 	}
-	for _, name := range sortedKeys(c.Variables) {
+	for _, name := range slices.Sorted(maps.Keys(c.Variables)) {
 		v := c.Variables[name]
 		if v.Value == cty.NilVal {
 			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No value for required variable",
@@ -118,7 +120,7 @@ func (c *Config) applyVarFlag(raw string) hcl.Diagnostics {
 	v := c.Variables[name]
 	if v == nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Value for undeclared variable",
-			Detail: fmt.Sprintf("The -var option sets %q, but the workload declares no such variable.%s Declare it with a variable block or drop the option.", name, didYouMean(name, sortedKeys(c.Variables)))}}
+			Detail: fmt.Sprintf("The -var option sets %q, but the workload declares no such variable.%s Declare it with a variable block or drop the option.", name, didYouMean(name, slices.Sorted(maps.Keys(c.Variables))))}}
 	}
 	return v.setRaw(value, "-var")
 }
@@ -171,12 +173,12 @@ func (c *Config) applyVarFile(path string) hcl.Diagnostics {
 	}
 	attrs, adiags := f.Body.JustAttributes()
 	diags = append(diags, adiags...)
-	for _, name := range sortedKeys(attrs) {
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
 		attr := attrs[name]
 		v := c.Variables[name]
 		if v == nil {
 			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Value for undeclared variable",
-				Detail:  fmt.Sprintf("The file sets %q, but the workload declares no such variable, so the value is ignored.%s", name, didYouMean(name, sortedKeys(c.Variables))),
+				Detail:  fmt.Sprintf("The file sets %q, but the workload declares no such variable, so the value is ignored.%s", name, didYouMean(name, slices.Sorted(maps.Keys(c.Variables)))),
 				Subject: attr.NameRange.Ptr()})
 			continue
 		}
@@ -191,7 +193,7 @@ func (c *Config) applyVarFile(path string) hcl.Diagnostics {
 
 func (c *Config) checkValidations() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, name := range sortedKeys(c.Variables) {
+	for _, name := range slices.Sorted(maps.Keys(c.Variables)) {
 		v := c.Variables[name]
 		ctx := &hcl.EvalContext{
 			Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{name: v.Value})},

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"sort"
 
 	"github.com/zclconf/go-cty/cty"
@@ -49,7 +51,7 @@ func (p *planner) decideAction(n *stageNode, sp *StagePlan, config cty.Value) {
 // upstreamReasons explains inputs that are known only after apply.
 func (p *planner) upstreamReasons(n *stageNode) []string {
 	var out []string
-	for _, up := range sortedKeys(n.upstream) {
+	for _, up := range slices.Sorted(maps.Keys(n.upstream)) {
 		if sp := p.plans[up]; sp != nil && sp.Action != ActionNoOp {
 			out = append(out, fmt.Sprintf("reads outputs of %s, which will run", up))
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hcldec"
@@ -185,13 +187,13 @@ func (w *Workload) checkRef(n *stageNode, tr hcl.Traversal) hcl.Diagnostics {
 func (w *Workload) blockNames(root string) ([]string, bool) {
 	switch root {
 	case "hardware":
-		return sortedKeys(w.Config.Hardware), true
+		return slices.Sorted(maps.Keys(w.Config.Hardware)), true
 	case "model":
-		return sortedKeys(w.Config.Models), true
+		return slices.Sorted(maps.Keys(w.Config.Models)), true
 	case "layout":
-		return sortedKeys(w.Config.Layouts), true
+		return slices.Sorted(maps.Keys(w.Config.Layouts)), true
 	case "dataset":
-		return sortedKeys(w.Config.Datasets), true
+		return slices.Sorted(maps.Keys(w.Config.Datasets)), true
 	}
 	return nil, false
 }

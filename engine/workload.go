@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -73,7 +75,7 @@ func (w *Workload) ConfigHash() string {
 		h.Write(w.Config.Sources[name])
 		h.Write([]byte{0})
 	}
-	for _, name := range sortedKeys(w.Config.Variables) {
+	for _, name := range slices.Sorted(maps.Keys(w.Config.Variables)) {
 		v := w.Config.Variables[name]
 		b, _ := ctyjson.Marshal(v.Value, v.Value.Type()) // variable values are always known
 		h.Write([]byte(name))

@@ -17,12 +17,6 @@ func defaultEnv() *cliEnv {
 	}
 }
 
-// getenv reads a variable from the verb's environment.
-func (e *cliEnv) getenv(name string) string {
-	v, _ := lookupEnv(e.environ, name)
-	return v
-}
-
 // useColor is true only on a terminal, never with NO_COLOR set (to
 // anything) or -no-color.
 func (e *cliEnv) useColor(noColorFlag bool) bool {

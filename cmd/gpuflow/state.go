@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -187,10 +189,10 @@ func writeStageRecord(env *cliEnv, s *state.Stage) {
 	if s.LogPath != "" {
 		row("log", "%s", s.LogPath)
 	}
-	for _, name := range sortedKeysOf(s.Outputs) {
+	for _, name := range slices.Sorted(maps.Keys(s.Outputs)) {
 		row("output "+name, "%s", s.Outputs[name])
 	}
-	for _, name := range sortedKeysOf(s.Metrics) {
+	for _, name := range slices.Sorted(maps.Keys(s.Metrics)) {
 		m := s.Metrics[name]
 		row("metric "+name, "last %s, min %s, max %s over %d report(s)%s", number(m.Last), number(m.Min), number(m.Max), m.Count, unitTail(m.Unit))
 	}
@@ -218,15 +220,6 @@ func unitTail(u string) string {
 		return ""
 	}
 	return " (" + u + ")"
-}
-
-func sortedKeysOf[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // stateRm forgets stages, so the next apply runs them again. It takes the

@@ -3,7 +3,8 @@ package plandiff
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/gpuflow/gpuflow/engine"
@@ -292,7 +293,7 @@ func variableChanges(old, new map[string]engine.PlanVariable) []Change {
 		names[k] = true
 	}
 	var out []Change
-	for _, name := range sortedKeys(names) {
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		o, inOld := old[name]
 		n, inNew := new[name]
 		cs := jsonChanges(valueOrNil(o.Value, inOld), valueOrNil(n.Value, inNew))
@@ -316,12 +317,3 @@ func valueOrNil(v json.RawMessage, present bool) json.RawMessage {
 }
 
 func pluginName(p engine.PluginRef) string { return p.Name + " " + p.Version }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

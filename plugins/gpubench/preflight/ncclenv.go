@@ -3,6 +3,7 @@ package preflight
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,7 +43,7 @@ func (h Host) CheckNCCLEnv(network string) []Finding {
 	add := func(isErr bool, format string, args ...any) {
 		out = append(out, Finding{Check: "nccl_env", Error: isErr, Message: fmt.Sprintf(format, args...)})
 	}
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !slices.Contains(knownNCCLVars, k) {
 			add(false, "%s is not a variable NCCL reads; a typo?", k)
 		}
@@ -106,13 +107,4 @@ func ifnameMatches(name, spec string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
