@@ -237,6 +237,11 @@ stage "exec" "long" {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { // a failed test leaves no job behind
+		for _, id := range jobIDs(out.String()) {
+			exec.Command("scancel", id).Run()
+		}
+	})
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(out.String(), "is running on") {
 		if time.Now().After(deadline) {
