@@ -175,20 +175,25 @@ stop_slurm() {
   return 0
 }
 
-# wait_idle SECONDS: every configured node shows idle in sinfo.
-wait_idle() {
+# wait_nodes SECONDS STATES: every configured node shows one of STATES
+# (an awk regular expression) in sinfo.
+wait_nodes() {
   local want got
   want=$(node_names | wc -l)
   for _ in $(seq $(( $1 * 2 ))); do
-    got=$(sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 == "idle"' | wc -l)
+    got=$(sinfo -h -N -o '%N %t' 2>/dev/null | awk -v s="^($2)\$" '$2 ~ s' | wc -l)
     [ "$got" = "$want" ] && return 0
     sleep 0.5
   done
   return 1
 }
 
+wait_idle() { wait_nodes "$1" idle; }
+
+# cluster_up: the cluster this script started answers, its nodes idle or
+# running jobs (tests may be running).
 cluster_up() {
-  grep -qF "$marker" "$conf" 2>/dev/null && pid_alive "$rundir/slurmctld.pid" && wait_idle 5
+  grep -qF "$marker" "$conf" 2>/dev/null && pid_alive "$rundir/slurmctld.pid" && wait_nodes 5 'idle|mix|alloc|comp'
 }
 
 main() {
