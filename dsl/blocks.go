@@ -106,7 +106,22 @@ func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 	for _, name := range slices.Sorted(maps.Keys(c.Datasets)) {
 		diags = append(diags, c.Datasets[name].decode(c, ctx)...)
 	}
+	for _, s := range c.Stages {
+		diags = append(diags, s.decodeNCCLEnv(c, ctx)...)
+	}
 	return append(diags, c.decodeExecutors(ctx)...)
+}
+
+// decodeNCCLEnv evaluates the stage's nccl_env map, reporting undeclared
+// references the way stage bodies do.
+func (s *Stage) decodeNCCLEnv(c *Config, ctx *hcl.EvalContext) hcl.Diagnostics {
+	if s.ncclEnvExpr == nil {
+		return nil
+	}
+	if diags := c.CheckReferences(s.ncclEnvExpr.Variables()); diags.HasErrors() {
+		return diags
+	}
+	return gohcl.DecodeExpression(s.ncclEnvExpr, ctx, &s.NCCLEnv)
 }
 
 func (d *Dataset) decode(c *Config, ctx *hcl.EvalContext) hcl.Diagnostics {
