@@ -30,12 +30,6 @@ func apply(ctx context.Context, req *api.ApplyRequest, sink api.EventSink, opts 
 	if diags.HasErrors() {
 		return &api.ApplyResponse{Diagnostics: diags}
 	}
-	if n := launch.Torchrun.Nodes; n > 1 {
-		return &api.ApplyResponse{Diagnostics: append(diags, api.Diagnostic{Severity: api.Error,
-			Summary: "Multi-node training needs a cluster executor", Path: cty.GetAttrPath("layout"),
-			Detail: fmt.Sprintf("The layout runs %d processes on %d nodes; gpuflow runs a stage on this machine only. Run it through a cluster executor (Slurm), or choose a layout of at most %d GPUs.",
-				launch.Config.Layout.worldSize(), n, launch.Torchrun.ProcsPerNode)})}
-	}
 	env := launch.Environ(os.Environ())
 	report, d := preflight(ctx, launch, env)
 	if diags = append(diags, d...); diags.HasErrors() {

@@ -79,13 +79,13 @@ func checkpointKey(c runConfig) string {
 	return hex.EncodeToString(sum[:])[:16]
 }
 
-// checkpointRoot is where a stage's checkpoints go: beside its runs, under
-// the stage's run folder's parent (.gpuflow/runs/STAGE/checkpoints/KEY),
-// so that every run of the stage finds them.
-func checkpointRoot(runDir string, c runConfig) (string, error) {
-	abs, err := filepath.Abs(runDir)
+// checkpointRoot is where a stage's checkpoints go: in the stage's folder
+// beside its runs (.gpuflow/runs/STAGE/checkpoints/KEY), so that every run
+// of the stage, local or on any node of a cluster job, finds them.
+func checkpointRoot(stageDir string, c runConfig) (string, error) {
+	abs, err := filepath.Abs(stageDir)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(abs), "checkpoints", checkpointKey(c)), nil
+	return filepath.Join(abs, "checkpoints", checkpointKey(c)), nil
 }

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
 func TestLatestCheckpoint(t *testing.T) {
@@ -91,14 +91,26 @@ func TestCheckpointKey(t *testing.T) {
 func TestCheckpointRootIsSharedByTheStagesRuns(t *testing.T) {
 	t.Parallel()
 	c := runConfig{Stage: "pretrain.small", Steps: 3}
-	a, err := checkpointRoot("/w/.gpuflow/runs/pretrain.small/run-1", c)
-	if err != nil {
-		t.Fatal(err)
+	stage := "/w/.gpuflow/runs/pretrain.small"
+	runs := map[string]struct {
+		runDir string
+		env    map[string]string
+	}{
+		"local run 1":        {runDir: stage + "/run-1"},
+		"local run 2":        {runDir: stage + "/run-2"},
+		"slurm node 0":       {runDir: stage + "/run-3/job-7/node-0", env: map[string]string{api.EnvJobDir: stage + "/run-3/job-7"}},
+		"slurm node 1":       {runDir: stage + "/run-3/job-7/node-1", env: map[string]string{api.EnvJobDir: stage + "/run-3/job-7"}},
+		"slurm resubmission": {runDir: stage + "/run-4/job-9/node-0", env: map[string]string{api.EnvJobDir: stage + "/run-4/job-9"}},
 	}
-	b, _ := checkpointRoot("/w/.gpuflow/runs/pretrain.small/run-2", c)
-	want := filepath.Join("/w/.gpuflow/runs/pretrain.small/checkpoints", checkpointKey(c))
-	if diff := cmp.Diff([]string{want, want}, []string{a, b}); diff != "" {
-		t.Errorf("roots (-want +got):\n%s", diff)
+	want := filepath.Join(stage, "checkpoints", checkpointKey(c))
+	for name, r := range runs {
+		got, err := checkpointRoot(stageDir(r.runDir, r.env), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: checkpoint root %s, want %s", name, got, want)
+		}
 	}
 }
 

@@ -54,7 +54,12 @@ func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
 	if diags = append(diags, d...); diags.HasErrors() {
 		return nil, diags
 	}
-	if err := resolveCheckpoints(runDir, &cfg); err != nil {
+	endpoint, jobID := req.Env[api.EnvRendezvous], req.Env[api.EnvRendezvousID]
+	if nodes > 1 && endpoint == "" {
+		return nil, append(diags, api.Diagnostic{Severity: api.Error, Summary: "Multi-node training needs a cluster executor", Path: cty.GetAttrPath("layout"),
+			Detail: fmt.Sprintf("The layout runs %d processes on %d nodes, but the stage runs on this machine alone. Give it an executor (executor = executor.slurm.NAME) so every node starts its part through a torchrun rendezvous, or choose a layout of at most %d GPUs.", cfg.Layout.worldSize(), nodes, procs)})
+	}
+	if err := resolveCheckpoints(stageDir(runDir, req.Env), &cfg); err != nil {
 		return nil, append(diags, ioDiagnostic("Cannot read the checkpoint folder", err))
 	}
 	script, err := writeTrainer(filepath.Join(runDir, "trainer"))
@@ -66,10 +71,11 @@ func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
 		return nil, append(diags, ioDiagnostic("Cannot write the trainer's config", err))
 	}
 	return &Launch{
-		Torchrun: Torchrun{Python: python(opts), Script: script, Config: configPath, Nodes: nodes, ProcsPerNode: procs},
-		Env:      trainerEnv(req.Env, hw.Name),
-		RunDir:   runDir,
-		Config:   cfg,
+		Torchrun: Torchrun{Python: python(opts), Script: script, Config: configPath, Nodes: nodes, ProcsPerNode: procs,
+			Endpoint: endpoint, JobID: jobID},
+		Env:    trainerEnv(req.Env, hw.Name),
+		RunDir: runDir,
+		Config: cfg,
 	}, diags
 }
 
@@ -148,8 +154,8 @@ func processes(l layoutConfig, hw hardwareConfig) (nodes, procs int, diags api.D
 }
 
 // resolveCheckpoints sets where checkpoints go and which one to resume.
-func resolveCheckpoints(runDir string, cfg *runConfig) error {
-	root, err := checkpointRoot(runDir, *cfg)
+func resolveCheckpoints(stageDir string, cfg *runConfig) error {
+	root, err := checkpointRoot(stageDir, *cfg)
 	if err != nil {
 		return err
 	}
@@ -174,4 +180,15 @@ func writeJSON(path string, v any) error {
 
 func ioDiagnostic(summary string, err error) api.Diagnostic {
 	return api.Diagnostic{Severity: api.Error, Summary: summary, Detail: err.Error() + "."}
+}
+
+// stageDir is the stage's own folder, which outlives each run and holds its
+// checkpoints: the parent of the run folder, or on a cluster, where each
+// node runs in RUN/job-ID/node-N, the parent of RUN (found from the job
+// folder, which every node shares).
+func stageDir(runDir string, env map[string]string) string {
+	if jobDir := env[api.EnvJobDir]; jobDir != "" {
+		return filepath.Dir(filepath.Dir(jobDir))
+	}
+	return filepath.Dir(runDir)
 }

@@ -1,9 +1,13 @@
 package train
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/zclconf/go-cty/cty"
 )
 
 func TestTorchrunArgv(t *testing.T) {
@@ -79,5 +83,34 @@ func TestEnvironLaysSettingsLast(t *testing.T) {
 	want := []string{"PATH=/bin", "NCCL_NVLS_ENABLE=1", "A=1", "NCCL_NVLS_ENABLE=0"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("environ (-want +got):\n%s", diff)
+	}
+}
+
+// TestPrepareJoinsTheJobsRendezvous: on a node of a Slurm job, the stage
+// starts its part of a multi-node torchrun through the rendezvous the job
+// script exported, and keeps checkpoints where every node finds them.
+func TestPrepareJoinsTheJobsRendezvous(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeShard(t, filepath.Join(dir, "data", "train-00000"))
+	b := defaultBody(cty.StringVal("data/train-00000"))
+	b.dp, b.global = 8, 16 // two nodes of four GPUs
+	jobDir := filepath.Join(dir, ".gpuflow", "runs", "pretrain.big", "run-1", "job-42")
+	req := request(dir, "pretrain", "big", b.value(), filepath.Join("run-1", "job-42", "node-1"))
+	req.RunDir = filepath.Join(jobDir, "node-1")
+	req.Env = map[string]string{api.EnvRendezvous: "n1:29500", api.EnvRendezvousID: "42", api.EnvJobDir: jobDir}
+	launch, diags := Prepare(req, Options{Python: "python3"})
+	if diags.HasErrors() {
+		t.Fatalf("Prepare: %v", diags)
+	}
+	argv := strings.Join(launch.Torchrun.Argv(), " ")
+	for _, want := range []string{"--nnodes=2", "--rdzv-backend=c10d", "--rdzv-endpoint=n1:29500", "--rdzv-id=42", "--nproc-per-node=4"} {
+		if !strings.Contains(argv, want) {
+			t.Errorf("torchrun argv %q lacks %s", argv, want)
+		}
+	}
+	wantRoot := filepath.Join(dir, ".gpuflow", "runs", "pretrain.big", "checkpoints")
+	if !strings.HasPrefix(launch.Config.CheckpointDir, wantRoot) {
+		t.Errorf("checkpoints in %s, want them under %s", launch.Config.CheckpointDir, wantRoot)
 	}
 }

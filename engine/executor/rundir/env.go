@@ -1,29 +1,19 @@
 package rundir
 
+import "github.com/gpuflow/gpuflow/plugins/api"
+
 // Environment every stage run through a cluster executor gets on each
-// node, beside the plan's NCCL settings. Plugins read it from their
-// request's Env; the job script and the node host set it.
+// node, beside the plan's NCCL settings. The names are part of the plugin
+// contract (plugins/api, where each is described); the job script and the
+// node host set them.
 const (
-	// EnvNodeRank is this node's index in the job, from 0.
-	EnvNodeRank = "GPUFLOW_NODE_RANK"
-	// EnvNodes is how many nodes the job has.
-	EnvNodes = "GPUFLOW_NODES"
-	// EnvJobDir is the job's directory on the shared file system, the same
-	// on every node: the place for files the nodes exchange.
-	EnvJobDir = "GPUFLOW_JOB_DIR"
-	// EnvNCCLIDFile is where node 0 publishes NCCL's unique id (written to
-	// a temporary name, then renamed) for the other nodes'
-	// ncclCommInitRank.
-	EnvNCCLIDFile = "GPUFLOW_NCCL_ID_FILE"
-	// EnvRendezvous is torchrun's c10d rendezvous endpoint, HOST:PORT on
-	// the job's first node.
-	EnvRendezvous = "GPUFLOW_RDZV_ENDPOINT"
-	// EnvRendezvousID names the rendezvous, the same on every node of one
-	// job (Slurm's job ID): torchrun's --rdzv-id.
-	EnvRendezvousID = "GPUFLOW_RDZV_ID"
-	// EnvTorchrunArgs are the torchrun arguments for a multi-node launch
-	// through that rendezvous: torchrun $GPUFLOW_TORCHRUN_ARGS SCRIPT ARGS.
-	EnvTorchrunArgs = "GPUFLOW_TORCHRUN_ARGS"
+	EnvNodeRank     = api.EnvNodeRank
+	EnvNodes        = api.EnvNodes
+	EnvJobDir       = api.EnvJobDir
+	EnvNCCLIDFile   = api.EnvNCCLIDFile
+	EnvRendezvous   = api.EnvRendezvous
+	EnvRendezvousID = api.EnvRendezvousID
+	EnvTorchrunArgs = api.EnvTorchrunArgs
 )
 
 // NCCLIDFile is the name of EnvNCCLIDFile's file in the job directory.
