@@ -192,6 +192,17 @@ wait_idle() { wait_nodes "$1" idle; }
 
 # cluster_up: the cluster this script started answers, its nodes idle or
 # running jobs (tests may be running).
+# ensure_accounting brings back sacct's path when the cluster is up but its
+# database went away (MariaDB stopped): without it sacct answers nothing and
+# jobs look stateless.
+ensure_accounting() {
+  sacctmgr -n list cluster >/dev/null 2>&1 && return
+  log "accounting does not answer; restarting mariadb and slurmdbd"
+  start_mariadb
+  stop_pid "$rundir/slurmdbd.pid"
+  start_slurmdbd
+}
+
 cluster_up() {
   grep -qF "$marker" "$conf" 2>/dev/null && pid_alive "$rundir/slurmctld.pid" && wait_nodes 5 'idle|mix|alloc|comp'
 }
@@ -206,6 +217,7 @@ main() {
   install_packages
   mkdir -p "$logdir" "$statedir/slurmctld" "$rundir" /etc/slurm
   if cluster_up; then
+    ensure_accounting
     log "already up:"; sinfo; return
   fi
   [ ! -e "$conf" ] || grep -qF "$marker" "$conf" || die "$conf exists and was not written by this script; move it away first"
