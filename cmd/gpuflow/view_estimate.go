@@ -33,6 +33,9 @@ func writeEstimateHuman(w io.Writer, e *estimate.Estimate, pal *palette) {
 	row("step", "%.3f s: compute %.3f s, optimizer %.3f s, bubble %.1f%%, exposed comm tp %.3f pp %.3f dp %.3f cp %.3f s",
 		e.StepTimeS, e.ComputeS, e.OptimizerS, e.BubbleFraction*100,
 		e.ExposedCommS.TP, e.ExposedCommS.PP, e.ExposedCommS.DP, e.ExposedCommS.CP)
+	if e.HostWaitS > 0 {
+		row("", "waiting %.3f s of it on the host to launch the work", e.HostWaitS)
+	}
 	row("throughput", "%.0f tokens/s (%.0f per GPU), MFU %.1f%%, %.3g params, %s", e.TokensPerS, e.TokensPerSPerGPU,
 		e.MFU*100, float64(e.Params), e.Framework)
 	if e.Steps > 0 {

@@ -49,8 +49,11 @@ type Estimate struct {
 	StepTimeS           float64 `json:"step_time_s"`
 	// ComputeS is the step's compute on one GPU, bubble excluded;
 	// OptimizerS the once-per-step optimizer work.
-	ComputeS         float64 `json:"compute_s"`
-	OptimizerS       float64 `json:"optimizer_s"`
+	ComputeS   float64 `json:"compute_s"`
+	OptimizerS float64 `json:"optimizer_s"`
+	// HostWaitS is the part of the step the GPU waits for the host to
+	// launch its work (small models); absent when the GPU sets the pace.
+	HostWaitS        float64 `json:"host_wait_s,omitempty"`
 	TokensPerS       float64 `json:"tokens_per_s"`
 	TokensPerSPerGPU float64 `json:"tokens_per_s_per_gpu"`
 	// MFU is model FLOPs over the dense datasheet peak of the layout's
@@ -123,12 +126,14 @@ type job struct {
 	// adapterWidth is the summed input+output width of one layer's
 	// adapted matrices.
 	adapterWidth float64
-	layers       float64 // layers on the first stage
-	micro        int     // micro-batches per step per DP rank
-	flops        flops
-	links        *links
-	coeff        float64
-	calibrate    map[string]bool
+	// adapted names the layer matrices with adapters (nil without LoRA).
+	adapted   map[string]bool
+	layers    float64 // layers on the first stage
+	micro     int     // micro-batches per step per DP rank
+	flops     flops
+	links     *links
+	coeff     float64
+	calibrate map[string]bool
 }
 
 func newJob(in Input) (*job, error) {
@@ -202,6 +207,7 @@ func (j *job) countParams() error {
 	if err != nil {
 		return err
 	}
+	j.adapted = adaptedMatrices(j.in.LoRA.Targets)
 	j.adapterWidth = per / float64(j.in.LoRA.Rank)
 	j.adapters = per * float64(s.Layers)
 	j.stageA = per * j.layers / t
@@ -225,19 +231,38 @@ func (j *job) memory() Memory {
 		trained, frozen = j.stageA, j.stageP
 	}
 	st := shardedStates(j.fw, trained, frozen, j.l.ShardingStage(), j.dataShards())
-	act := activations(activationInput{shape: j.in.Model, layout: j.l, fw: j.fw, coeff: j.coeff,
-		micro: j.micro, flashAttn: true, layerCount: j.layers})
-	other := j.fw.reserve(j.l.WorldSize())
-	if j.l.ShardingStage() == 3 && j.dataShards() > 1 {
-		// The layer in use and the one prefetched, gathered whole.
-		other += 2 * j.counts.PerLayer / float64(j.l.TP) * j.fw.ParamCommBytes
+	if j.fw.GradientsFreed && j.micro == 1 && j.l.PP == 1 {
+		st.gradients = 0
 	}
+	act := activations(activationInput{shape: j.in.Model, layout: j.l, fw: j.fw, coeff: j.coeff,
+		micro: j.micro, flashAttn: true, layerCount: j.layers, adapted: j.adapted})
+	other := j.fw.reserve(j.l.WorldSize()) + j.gathered() + j.fw.AllocatorSlack*act
 	m := Memory{
 		Weights: int64(st.weights), Gradients: int64(st.gradients), Optimizer: int64(st.optimizer),
 		Activations: int64(act), Other: int64(other),
 	}
 	m.Total = m.Weights + m.Gradients + m.Optimizer + m.Activations + m.Other
 	return m
+}
+
+// gathered is the memory of weights gathered whole for compute. ZeRO-3
+// and FSDP hold the layer in use and the one prefetched; FSDP2 as
+// gpuflow's trainer runs it also holds the root module at stage 3, and
+// every weight from the forward to the backward below it.
+func (j *job) gathered() float64 {
+	t := float64(j.l.TP)
+	layer := j.counts.PerLayer / t * j.fw.ParamCommBytes
+	stage := j.l.ShardingStage()
+	switch {
+	case j.fw.FSDP2 && stage == 3:
+		root := j.stageP - j.counts.PerLayer*j.layers/t
+		return root*j.fw.ParamCommBytes + 2*layer
+	case j.fw.FSDP2:
+		return (j.stageP + j.stageA) * j.fw.ParamCommBytes
+	case stage == 3 && j.dataShards() > 1:
+		return 2 * layer
+	}
+	return 0
 }
 
 // budget turns the stage's token or step budget into duration, cost and

@@ -35,6 +35,30 @@ type Framework struct {
 	// OverlapDP: gradient reduction overlaps the backward pass (and the
 	// parameter all-gather the next forward).
 	OverlapDP bool
+	// FSDP2 is data parallelism on PyTorch's fully_shard as gpuflow's
+	// trainer runs it: ZeRO stages 1-3 shard weights, gradients and
+	// optimizer states alike; bf16 copies of the weights are gathered
+	// (on one GPU too) and kept from the forward to the backward, except
+	// at stage 3, which holds the root module (embeddings, final norm,
+	// output) and two layers; gradients are reduced every micro-batch.
+	FSDP2 bool
+	// GradientsFreed: the gradients are freed after every optimizer step,
+	// so a step of one micro-batch without pipelining peaks before any
+	// exist.
+	GradientsFreed bool
+	// FrozenInputsFreed: autograd keeps no input of a frozen linear layer,
+	// so under LoRA the inputs only layers without adapters read are not
+	// held.
+	FrozenInputsFreed bool
+	// AllocatorSlack is what PyTorch's caching allocator reserves beyond
+	// the peak it allocates, as a share of the activations: the large
+	// short-lived tensors whose blocks it splits and keeps.
+	AllocatorSlack float64
+	// HostSPerLayer is the host time to launch one layer's forward and
+	// backward for one micro-batch, HostSPerAdapter what each LoRA adapter
+	// of the layer adds. A micro-batch takes at least its layers' host
+	// time: small models wait on the CPU, not the GPU.
+	HostSPerLayer, HostSPerAdapter float64
 }
 
 // Built-in framework names.
@@ -43,6 +67,10 @@ const (
 	FrameworkDeepSpeed = "deepspeed"
 	FrameworkEager     = "pytorch-eager"
 	FrameworkFSDP2     = "fsdp2"
+	// FrameworkGpuflow is gpuflow's own trainer (plugins/train), compiled;
+	// FrameworkGpuflowEager the same trainer without torch.compile.
+	FrameworkGpuflow      = "gpuflow"
+	FrameworkGpuflowEager = "gpuflow-eager"
 )
 
 // DefaultFramework is used when a stage names none.
@@ -109,6 +137,9 @@ var frameworks = map[string]Framework{
 		GradCommBytes: 4, ParamCommBytes: 2, ActivationCoefficient: fsdp2Activation, LogitBytes: eagerLogitBytes,
 		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+	// gpuflow's own trainer (trainer.go).
+	FrameworkGpuflow:      trainer(FrameworkGpuflow, true),
+	FrameworkGpuflowEager: trainer(FrameworkGpuflowEager, false),
 }
 
 // LookupFramework returns a built-in framework; "" means DefaultFramework.

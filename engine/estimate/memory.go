@@ -21,12 +21,13 @@ type Memory struct {
 type modelStates struct{ weights, gradients, optimizer float64 }
 
 // shardedStates applies ZeRO: stage 1 shards optimizer states over the
-// data-parallel group, stage 2 also gradients, stage 3 also weights.
-// frozen parameters (LoRA's base model) carry weights only.
+// data-parallel group, stage 2 also gradients, stage 3 also weights;
+// under FSDP2 every stage from 1 shards all three. frozen parameters
+// (LoRA's base model) carry weights only.
 func shardedStates(fw Framework, trained, frozen float64, stage, shards int) modelStates {
 	n := float64(shards)
 	div := func(atLeast int) float64 {
-		if stage >= atLeast {
+		if stage >= atLeast || (fw.FSDP2 && stage >= 1) {
 			return n
 		}
 		return 1
@@ -100,6 +101,8 @@ type activationInput struct {
 	micro      int     // micro-batches per step per DP rank
 	flashAttn  bool
 	layerCount float64 // layers on the first stage
+	// adapted names the matrices with LoRA adapters; nil trains all.
+	adapted map[string]bool
 }
 
 // activations is the first stage's activation memory: its layers for
@@ -121,6 +124,9 @@ func activations(in activationInput) float64 {
 		// recomputed holds its full set.
 		total = perLayer*in.layerCount*n + in.coeff*layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn)
 	} else {
+		if in.fw.FrozenInputsFreed && in.adapted != nil {
+			perLayer -= frozenInputs(s, seq, b, l.TP, sp, in.adapted)
+		}
 		total = in.coeff * perLayer * in.layerCount * n
 	}
 	embed := (seq*b*h + 8*seq*b) * n
@@ -132,4 +138,28 @@ func activations(in activationInput) float64 {
 		total += (4*seq*b*h + seq*b*float64(s.Vocab)*in.fw.LogitBytes) / t
 	}
 	return total
+}
+
+// frozenInputs is what a layer under LoRA does not keep when autograd
+// saves no input of a frozen matrix: the attention input unless q, k or v
+// has an adapter, the MLP input unless gate or up has, and the down
+// projection's input unless it has. The attention output stays: the
+// attention kernel keeps it for its own backward.
+func frozenInputs(s model.Shape, seq, b float64, tp int, sp bool, adapted map[string]bool) float64 {
+	sbh := seq * b * float64(s.Hidden)
+	t := float64(tp)
+	var replicated, sharded float64
+	if !adapted["q"] && !adapted["k"] && !adapted["v"] {
+		replicated += 2
+	}
+	if !adapted["gate"] && !adapted["up"] {
+		replicated += 2
+	}
+	if !adapted["down"] {
+		sharded += 2 * float64(s.FFNHidden) / float64(s.Hidden)
+	}
+	if sp {
+		return sbh * (replicated + sharded) / t
+	}
+	return sbh * (replicated + sharded/t)
 }

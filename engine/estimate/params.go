@@ -98,10 +98,7 @@ func adapterParamsPerLayer(s model.Shape, l LoRA) (float64, error) {
 	seen := map[string]bool{}
 	var sum float64
 	for _, t := range expandTargets(l.Targets) {
-		name := strings.ToLower(t)
-		if a, ok := loraAliases[name]; ok {
-			name = a
-		}
+		name := targetName(t)
 		d, ok := dims[name]
 		if !ok {
 			return 0, fmt.Errorf("LoRA target %q is not a linear layer of this model; use q, k, v, o, up, down%s or all-linear", t, gateHint(s))
@@ -115,6 +112,24 @@ func adapterParamsPerLayer(s model.Shape, l LoRA) (float64, error) {
 		return 0, fmt.Errorf("LoRA has no targets; name the adapted layers (q, k, v, o, ...) or all-linear")
 	}
 	return float64(l.Rank) * sum, nil
+}
+
+// targetName is a LoRA target's short name: q, k, v, o, gate, up, down.
+func targetName(t string) string {
+	name := strings.ToLower(t)
+	if a, ok := loraAliases[name]; ok {
+		return a
+	}
+	return name
+}
+
+// adaptedMatrices is the set of a LoRA's targets by short name.
+func adaptedMatrices(targets []string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range expandTargets(targets) {
+		set[targetName(t)] = true
+	}
+	return set
 }
 
 func expandTargets(ts []string) []string {

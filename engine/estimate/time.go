@@ -43,9 +43,11 @@ func (j *job) time(e *Estimate) {
 	l := j.l
 	m := float64(j.micro)
 	vp := float64(layout.VirtualStages(l))
-	micro := p.microCompute + p.tp + p.pp + p.cpExposed + p.shardedExposedMicro
-	pipeline := micro * (m + float64(l.PP-1)/vp)
-	e.StepTimeS = pipeline + p.dpExposed + p.optimizer
+	gpu := p.microCompute + p.tp + p.pp + p.cpExposed + p.shardedExposedMicro
+	micro := max(gpu, j.hostTime())
+	slots := m + float64(l.PP-1)/vp
+	e.StepTimeS = micro*slots + p.dpExposed + p.optimizer
+	e.HostWaitS = (micro - gpu) * slots
 	e.ComputeS = p.microCompute * m
 	e.OptimizerS = p.optimizer
 	e.BubbleFraction = float64(l.PP-1) / (vp * m)
@@ -67,6 +69,13 @@ func (j *job) parts() stepParts {
 	j.dataParallel(&p)
 	j.optimizerStep(&p)
 	return p
+}
+
+// hostTime is the CPU time to launch one micro-batch's layers on this
+// GPU; the GPU cannot finish them sooner.
+func (j *job) hostTime() float64 {
+	perLayer := j.fw.HostSPerLayer + float64(len(j.adapted))*j.fw.HostSPerAdapter
+	return j.layers * perLayer
 }
 
 // tokensPerGPU is one micro-batch's tokens divided over the GPUs that
@@ -192,14 +201,12 @@ func (j *job) dataParallel(p *stepParts) {
 		trained, weights = j.stageA, j.stageP+j.stageA
 	}
 	grads := trained * j.fw.GradCommBytes
-	fwd := j.flops.forward / j.flops.executed * p.microCompute
-	bwd := p.microCompute - fwd
-	exposed := func(comm, window float64) float64 {
-		if !j.fw.OverlapDP {
-			return comm
-		}
-		return max(0, comm-window)
+	if j.fw.FSDP2 {
+		j.fsdp2DataParallel(p, k, n, weights, grads)
+		return
 	}
+	fwd, bwd := j.passes(p.microCompute)
+	exposed := j.exposed
 	switch j.l.ShardingStage() {
 	case 0:
 		p.dp = k.allReduce(grads, n)
@@ -211,6 +218,44 @@ func (j *job) dataParallel(p *stepParts) {
 		p.dpExposed = exposed(rs, bwd) + exposed(ag, fwd)
 	default:
 		p.shardedPerMicro = 2*k.gatherOrScatter(weights*j.fw.ParamCommBytes, n) + k.gatherOrScatter(grads, n)
+		p.shardedExposedMicro = exposed(p.shardedPerMicro, p.microCompute)
+	}
+}
+
+// passes splits a micro-batch's compute into forward and backward.
+func (j *job) passes(micro float64) (fwd, bwd float64) {
+	fwd = j.flops.forward / j.flops.executed * micro
+	return fwd, micro - fwd
+}
+
+// exposed is the part of a data-parallel transfer that the compute
+// window it overlaps does not hide.
+func (j *job) exposed(comm, window float64) float64 {
+	if !j.fw.OverlapDP {
+		return comm
+	}
+	return max(0, comm-window)
+}
+
+// fsdp2DataParallel: FSDP2 reduces gradients after every micro-batch's
+// backward, by all-reduce when the weights are replicated (ZeRO 0) and
+// by reduce-scatter otherwise; it gathers the weights once per
+// micro-batch at stages 1 and 2, which keep them for the backward, and
+// twice at stage 3.
+func (j *job) fsdp2DataParallel(p *stepParts, k link, n int, weights, grads float64) {
+	fwd, bwd := j.passes(p.microCompute)
+	exposed := j.exposed
+	gather := k.gatherOrScatter(weights*j.fw.ParamCommBytes, n)
+	switch j.l.ShardingStage() {
+	case 0:
+		reduce := k.allReduce(grads, n)
+		p.shardedPerMicro, p.shardedExposedMicro = reduce, exposed(reduce, bwd)
+	case 1, 2:
+		reduce := k.gatherOrScatter(grads, n)
+		p.shardedPerMicro = gather + reduce
+		p.shardedExposedMicro = exposed(gather, fwd) + exposed(reduce, bwd)
+	default:
+		p.shardedPerMicro = 2*gather + k.gatherOrScatter(grads, n)
 		p.shardedExposedMicro = exposed(p.shardedPerMicro, p.microCompute)
 	}
 }
