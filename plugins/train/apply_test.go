@@ -122,6 +122,43 @@ func TestApplyWritesTheTrainersConfig(t *testing.T) {
 	}
 }
 
+// TestApplyCompilesUnlessEager: framework = "gpuflow-eager" plans the
+// trainer without torch.compile, so it runs it that way too.
+func TestApplyCompilesUnlessEager(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		framework cty.Value
+		compile   bool
+	}{
+		"default":       {cty.NullVal(cty.String), true},
+		"gpuflow":       {cty.StringVal("gpuflow"), true},
+		"gpuflow-eager": {cty.StringVal("gpuflow-eager"), false},
+		"fsdp2":         {cty.StringVal("fsdp2"), true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeShard(t, filepath.Join(dir, "data", "train-00000"))
+			body := defaultBody(cty.StringVal("data/train-00000"))
+			body.extraAttrs = map[string]cty.Value{"framework": tc.framework}
+			req := request(dir, "pretrain", "ok", body.value(), "run-1")
+			applyStage(t, New(Options{Python: fakePython(t)}), req)
+			b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got runConfig
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Compile != tc.compile {
+				t.Errorf("compile = %v, want %v", got.Compile, tc.compile)
+			}
+		})
+	}
+}
+
 func TestApplyResumesFromTheLatestCheckpoint(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -99,7 +99,8 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 		WarmupSteps: int64(d.number("warmup_steps", 0)), WeightDecay: d.number("weight_decay", defaultWeightDecay),
 		Seed: int64(d.number("seed", defaultSeed)), CheckpointEvery: int64(d.number("checkpoint_every", 0)),
 		Checkpoint: os.Getenv("GPUFLOW_TRAIN_CHECKPOINT") != "0", KeepCheckpoints: defaultKeepCheckpoints,
-		Compile: os.Getenv("GPUFLOW_TRAIN_COMPILE") != "0", LoRA: d.lora(), Merge: d.boolean("merge", false),
+		Compile: d.str("framework", frameworkCompiled) != frameworkEager && os.Getenv("GPUFLOW_TRAIN_COMPILE") != "0",
+		LoRA:    d.lora(), Merge: d.boolean("merge", false),
 	}
 	cfg.MinLR = d.number("min_lr", cfg.LR/10)
 	hw := d.hardware()

@@ -54,7 +54,7 @@ var common = map[string]*api.Attribute{
 	"weight_decay":     {Type: cty.Number, Description: "AdamW weight decay"},
 	"seed":             {Type: cty.Number, Description: "random seed"},
 	"checkpoint_every": {Type: cty.Number, Description: "steps between checkpoints"},
-	"framework":        {Type: cty.String, Description: "activation-memory accounting to plan with: megatron (default), fsdp2 or pytorch-eager"},
+	"framework":        {Type: cty.String, Description: "the estimator's accounting to plan with: gpuflow (this trainer, the default), gpuflow-eager (this trainer without torch.compile, which also runs it so), fsdp2, pytorch-eager or megatron"},
 	"global_batch":     {Type: cty.Number, Description: "sequences per optimizer step, for layout = \"auto\" (a layout block sets its own)"},
 }
 

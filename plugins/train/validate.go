@@ -10,7 +10,16 @@ import (
 
 var schedules = map[string]bool{"cosine": true, "linear": true, "constant": true}
 
-var frameworks = map[string]bool{"pytorch-eager": true, "fsdp2": true, "megatron": true}
+// frameworks are the estimator's accountings a stage may plan with;
+// gpuflow (the default) and gpuflow-eager are this trainer's own.
+var frameworks = map[string]bool{frameworkCompiled: true, frameworkEager: true, "pytorch-eager": true, "fsdp2": true, "megatron": true}
+
+// The estimator's names for this trainer, compiled and without
+// torch.compile; frameworkEager also makes it run eagerly.
+const (
+	frameworkCompiled = "gpuflow"
+	frameworkEager    = "gpuflow-eager"
+)
 
 func validate(stageType string, c cty.Value) api.Diagnostics {
 	var diags api.Diagnostics
@@ -37,7 +46,7 @@ func validate(stageType string, c cty.Value) api.Diagnostics {
 		bad("schedule", "Unknown schedule", fmt.Sprintf("schedule %q is not one of cosine, linear, constant.", v.AsString()))
 	}
 	if v := known(c, "framework"); !v.IsNull() && !frameworks[v.AsString()] {
-		bad("framework", "Unknown framework", fmt.Sprintf("framework %q is not one of pytorch-eager, fsdp2, megatron.", v.AsString()))
+		bad("framework", "Unknown framework", fmt.Sprintf("framework %q is not one of gpuflow, gpuflow-eager, pytorch-eager, fsdp2, megatron.", v.AsString()))
 	}
 	if stageType == "finetune" {
 		diags = append(diags, validateLoRA(c.GetAttr("lora"))...)
