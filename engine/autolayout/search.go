@@ -37,7 +37,8 @@ type Request struct {
 	Precision string
 	// Framework names an estimate framework; it decides the sharding
 	// choices (Megatron: ZeRO 0 or 1; DeepSpeed: 0-3; eager: none; FSDP2:
-	// FSDP) and whether sequence parallelism is available.
+	// FSDP; gpuflow's trainer: none or FSDP) and whether sequence and
+	// context parallelism are available (gpuflow's trainer has no CP).
 	Framework string
 	LoRA      *estimate.LoRA
 	Objective string
@@ -166,21 +167,29 @@ func newSearch(r Request) (*search, error) {
 	if s.r.Precision == "" {
 		s.r.Precision = hardware.PrecisionBF16
 	}
-	s.shardings, s.seqPar = choicesFor(fw.Name)
+	var cp bool
+	s.shardings, s.seqPar, cp = choicesFor(fw.Name)
+	if !cp {
+		s.r.Limits.MaxCP = 1
+	}
 	return s, nil
 }
 
-// choicesFor is what each framework can do.
-func choicesFor(framework string) ([]sharding, bool) {
+// choicesFor is what each framework can do: its sharding choices, and
+// whether it has sequence and context parallelism.
+func choicesFor(framework string) (shardings []sharding, seqPar, cp bool) {
 	switch framework {
 	case estimate.FrameworkDeepSpeed:
-		return []sharding{{zero: 0}, {zero: 1}, {zero: 2}, {zero: 3}}, false
+		return []sharding{{zero: 0}, {zero: 1}, {zero: 2}, {zero: 3}}, false, true
 	case estimate.FrameworkEager:
-		return []sharding{{zero: 0}}, false
+		return []sharding{{zero: 0}}, false, true
 	case estimate.FrameworkFSDP2:
-		return []sharding{{fsdp: true}}, false
+		return []sharding{{fsdp: true}}, false, true
+	case estimate.FrameworkGpuflow, estimate.FrameworkGpuflowEager:
+		// gpuflow's trainer: replicated or fully sharded, SP with TP, no CP.
+		return []sharding{{zero: 0}, {fsdp: true}}, true, false
 	default: // Megatron: DDP or the distributed optimizer, with SP.
-		return []sharding{{zero: 0}, {zero: 1}}, true
+		return []sharding{{zero: 0}, {zero: 1}}, true, true
 	}
 }
 

@@ -133,6 +133,9 @@ func TestSearchFrameworkChoices(t *testing.T) {
 		"fsdp2 always shards":       {estimate.FrameworkFSDP2, func(l layout.Layout) bool { return l.FSDP && !l.SequenceParallel }},
 		"eager never shards":        {estimate.FrameworkEager, func(l layout.Layout) bool { return !l.FSDP && l.ZeRO == 0 }},
 		"megatron shards up to one": {estimate.FrameworkMegatron, func(l layout.Layout) bool { return !l.FSDP && l.ZeRO <= 1 }},
+		"gpuflow replicates or shards fully, no cp": {estimate.FrameworkGpuflow, func(l layout.Layout) bool {
+			return l.ZeRO == 0 && l.CP == 1 && l.SequenceParallel == (l.TP > 1)
+		}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -102,9 +102,9 @@ func TestInFlight(t *testing.T) {
 	}
 }
 
-// sevenB is the reference 7B recipe on one 8-GPU node.
+// sevenB is the reference 7B recipe on one 8-GPU node, on Megatron-LM.
 func sevenB() Input {
-	return Input{Model: preset("llama2-7b"), Hardware: builtin("dell-xe9780-b300"),
+	return Input{Model: preset("llama2-7b"), Hardware: builtin("dell-xe9780-b300"), Framework: FrameworkMegatron,
 		Layout: layout.Layout{TP: 2, PP: 1, DP: 4, CP: 1, VP: 1, MicroBatch: 4, GlobalBatch: 256,
 			Recompute: layout.RecomputeSelective, SequenceParallel: true, Precision: hardware.PrecisionBF16}}
 }

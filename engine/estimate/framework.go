@@ -73,8 +73,9 @@ const (
 	FrameworkGpuflowEager = "gpuflow-eager"
 )
 
-// DefaultFramework is used when a stage names none.
-const DefaultFramework = FrameworkMegatron
+// DefaultFramework is used when a stage names none: the trainer that runs
+// gpuflow's pretrain and finetune stages.
+const DefaultFramework = FrameworkGpuflow
 
 // Device memory outside tensors, measured on one H100 with PyTorch 2.11:
 // CUDA context plus cuBLAS workspace after a bf16 GEMM, and the same after

@@ -121,7 +121,7 @@ func TestMegatronTheoreticalMemory(t *testing.T) {
 			if distOpt {
 				l.ZeRO = 1
 			}
-			e, err := Compute(Input{Model: tc.shape, Layout: l, Hardware: bigCluster(l.WorldSize())})
+			e, err := Compute(Input{Model: tc.shape, Layout: l, Hardware: bigCluster(l.WorldSize()), Framework: FrameworkMegatron})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +206,7 @@ func TestPublishedThroughput(t *testing.T) {
 		// Fitted (Megatron GEMM share). NVIDIA dgxc-benchmarking, seq 8192,
 		// global batch 128, distributed optimizer.
 		"Llama 3.1 70B 64x H100 TP4 PP4 CP2 VP5": {
-			in: Input{Model: s70, Hardware: h100x64, Layout: layout.Layout{TP: 4, PP: 4, CP: 2, DP: 2, VP: 5, ZeRO: 1,
+			in: Input{Model: s70, Hardware: h100x64, Framework: FrameworkMegatron, Layout: layout.Layout{TP: 4, PP: 4, CP: 2, DP: 2, VP: 5, ZeRO: 1,
 				MicroBatch: 1, GlobalBatch: 128, Recompute: layout.RecomputeNone, SequenceParallel: true, Precision: hardware.PrecisionBF16}},
 			tokensPerGPU: 1113, tokTol: 0.02, mfu: 0.54, mfuTol: 0.02},
 		// Not fitted: torchtitan 2024-12, seq 8192, local batch 1,
