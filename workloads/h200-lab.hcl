@@ -171,10 +171,9 @@ stage "data_prep" "finetune_text" {
 stage "pretrain" "small" {
   depends_on = [stage.benchmark.acceptance]
 
-  hardware  = hardware.lab
-  model     = model.small
-  layout    = layout.data_parallel
-  framework = "fsdp2" # gpuflow's own trainer (issue 8) runs data parallelism on FSDP2
+  hardware = hardware.lab
+  model    = model.small
+  layout   = layout.data_parallel
 
   data             = stage.data_prep.corpus.outputs.train
   steps            = var.pretrain_steps
@@ -187,10 +186,9 @@ stage "pretrain" "small" {
 }
 
 stage "finetune" "small_lora" {
-  hardware  = hardware.lab
-  model     = model.small
-  layout    = layout.data_parallel
-  framework = "fsdp2"
+  hardware = hardware.lab
+  model    = model.small
+  layout   = layout.data_parallel
 
   base = stage.pretrain.small.outputs.checkpoint
   data = stage.data_prep.finetune_text.outputs.train
