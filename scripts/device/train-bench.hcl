@@ -2,7 +2,10 @@
 # 2048 wide, vocab 128256, tied), sequences of 4096 tokens, FSDP2 with bf16
 # compute (full sharding), torch.compile: one GPU, or data parallelism over several with
 # the same work per GPU. scripts/device/train-all.sh plans and applies it
-# (the plan's prediction beside what the run measured).
+# (the plan's prediction beside what the run measured);
+# scripts/device/train-oos.sh varies it (micro-batch, accumulation,
+# sharding, recomputation, eager) to check the plan on runs it was not
+# fitted to.
 #
 #   gpuflow apply -var profile=h200-x1 -var gpus=1 -var data=PREFIX train-bench.hcl
 
@@ -19,6 +22,29 @@ variable "gpus" {
 variable "micro_batch" {
   type    = number
   default = 4
+}
+
+variable "accumulation" {
+  type        = number
+  description = "Micro-batches per GPU per optimizer step."
+  default     = 1
+}
+
+variable "fsdp" {
+  type        = bool
+  description = "Shard weights, gradients and optimizer states (FSDP); false replicates them (ZeRO 0)."
+  default     = true
+}
+
+variable "recompute" {
+  type    = string
+  default = "none"
+}
+
+variable "framework" {
+  type        = string
+  description = "gpuflow (compiled) or gpuflow-eager (no torch.compile)."
+  default     = "gpuflow"
 }
 
 variable "steps" {
@@ -42,16 +68,17 @@ model "llama1b" {
 
 layout "fsdp" {
   dp           = var.gpus
-  fsdp         = true
+  fsdp         = var.fsdp
   micro_batch  = var.micro_batch
-  global_batch = var.micro_batch * var.gpus
+  global_batch = var.micro_batch * var.gpus * var.accumulation
+  recompute    = var.recompute
 }
 
 stage "pretrain" "speed" {
   hardware  = hardware.gpu
   model     = model.llama1b
   layout    = layout.fsdp
-  framework = "fsdp2"
+  framework = var.framework
 
   data         = var.data
   steps        = var.steps
