@@ -118,11 +118,12 @@ func activations(in activationInput) float64 {
 	sp := l.SequenceParallel && l.TP > 1
 	n := inFlight(l.PP, layout.VirtualStages(l), in.micro)
 	perLayer := layerActivations(s, seq, b, l.TP, sp, l.Recompute, !in.flashAttn)
-	var total float64
+	var total, recomputed float64
 	if l.Recompute == layout.RecomputeFull {
 		// Stored layer inputs are exact tensors; the one layer being
 		// recomputed holds its full set.
-		total = perLayer*in.layerCount*n + in.coeff*layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn)
+		total = perLayer * in.layerCount * n
+		recomputed = in.coeff * layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn)
 	} else {
 		if in.fw.FrozenInputsFreed && in.adapted != nil {
 			perLayer -= frozenInputs(s, seq, b, l.TP, sp, in.adapted)
@@ -135,9 +136,11 @@ func activations(in activationInput) float64 {
 	}
 	total += embed
 	if l.PP == 1 {
-		total += (4*seq*b*h + seq*b*float64(s.Vocab)*in.fw.LogitBytes) / t
+		// The logits and their gradient are freed before the backward
+		// recomputes its first layer.
+		return total + max(recomputed, (4*seq*b*h+seq*b*float64(s.Vocab)*in.fw.LogitBytes)/t)
 	}
-	return total
+	return total + recomputed
 }
 
 // frozenInputs is what a layer under LoRA does not keep when autograd
