@@ -35,7 +35,7 @@ const (
 	// less peak allocated, is a constant (CUDA context, cuBLAS, NCCL and
 	// compiled kernels; more with peers to talk to) plus a share of the
 	// activations (least squares over all runs but F, whose allocator
-	// kept 2.8 times what the others' line gives).
+	// kept three times what the others' line gives).
 	trainerReserveBytes     = 2.48e9
 	trainerReserveBytesPeer = 3.79e9
 	trainerAllocatorSlack   = 0.131
