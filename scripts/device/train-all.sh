@@ -109,7 +109,7 @@ fi
 		python3 "$HERE/train_correctness.py" run ref "$WORK" --timeout 100
 	fi
 	if part speed; then
-		(export GPUFLOW_TRAIN_CHECKPOINT=0 GPUFLOW_TRAIN_COMPILE=0; plan_apply "$WORK/eager1" 1 150 "$HERE/train-bench.hcl" -var profile=h200-x1 -var gpus=1 -var "data=$WORK/random")
+		(export GPUFLOW_TRAIN_CHECKPOINT=0; plan_apply "$WORK/eager1" 1 150 "$HERE/train-bench.hcl" -var profile=h200-x1 -var gpus=1 -var framework=gpuflow-eager -var "data=$WORK/random")
 	fi
 ) &
 GPU1=$!
