@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/gpuflow/gpuflow/engine/state"
 )
 
 // Load reads a calibration file. A missing file is not an error: it
@@ -50,51 +51,14 @@ func Parse(data []byte, name string) (*File, error) {
 	return f, nil
 }
 
-// Save writes the file atomically: to a temporary file in the same
-// directory, flushed to disk, then renamed over path, so a reader never
-// sees half a file and a crash leaves the old one intact.
-func (f *File) Save(path string) (err error) {
+// Save writes the file atomically (state.WriteFileAtomic: a temporary
+// file beside path, synced, renamed over it), so a reader never sees half
+// a file and a crash leaves the old one intact.
+func (f *File) Save(path string) error {
 	f.FormatVersion = FormatVersion
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes the rename durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return state.WriteFileAtomic(path, append(data, '\n'))
 }
