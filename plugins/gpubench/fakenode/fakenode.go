@@ -27,6 +27,12 @@ type Node struct {
 	BusBWGBps float64
 	// Wrong is what every check counts as wrong elements.
 	Wrong int64
+	// Ranks is the communicator's size, as in a job of several nodes;
+	// 0 means the node's GPUs alone.
+	Ranks int
+	// Slowdown stretches each GPU's collective time by its factor (1 where
+	// absent); the collective takes the slowest GPU's time.
+	Slowdown []float64
 	// HangOn makes the collective of this op hang (report a HungError).
 	HangOn node.Op
 	// Fail makes the named method fail with this error.
@@ -141,19 +147,32 @@ func (f *Node) Collective(_ context.Context, spec node.CollectiveSpec) (node.Col
 	if err := f.call(fmt.Sprintf("Collective %s %d %v", spec.Op, spec.Bytes, spec.InPlace)); err != nil {
 		return node.CollectiveResult{}, err
 	}
-	layout, err := spec.Op.Layout(spec.Bytes, node.ElemSize(spec.DType), len(f.Info))
+	ranks := f.Ranks
+	if ranks == 0 {
+		ranks = len(f.Info)
+	}
+	layout, err := spec.Op.Layout(spec.Bytes, node.ElemSize(spec.DType), ranks)
 	if err != nil {
 		return node.CollectiveResult{}, err
 	}
 	if spec.Op == f.HangOn {
-		return node.CollectiveResult{Layout: layout}, &node.HungError{Spec: spec, Waiting: []int{len(f.Info) - 1}}
+		return node.CollectiveResult{Layout: layout, Ranks: ranks}, &node.HungError{Spec: spec, Waiting: []int{len(f.Info) - 1}}
 	}
-	factor := spec.Op.BusFactor(len(f.Info))
+	factor := spec.Op.BusFactor(ranks)
 	secs := float64(layout.Bytes) * factor / (f.BusBWGBps * 1e9)
 	if factor == 0 {
 		secs = 1e-3
 	}
-	return node.CollectiveResult{Layout: layout, Seconds: secs, Iters: spec.Iters, Wrong: f.Wrong}, nil
+	res := node.CollectiveResult{Layout: layout, Ranks: ranks, Iters: spec.Iters, Wrong: f.Wrong}
+	for i := range f.Info {
+		s := secs
+		if i < len(f.Slowdown) {
+			s *= f.Slowdown[i]
+		}
+		res.RankSeconds = append(res.RankSeconds, s)
+		res.Seconds = max(res.Seconds, s)
+	}
+	return res, nil
 }
 
 // Close implements node.Node.

@@ -12,6 +12,7 @@ import (
 	"math"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/gpuflow/gpuflow/plugins/gpubench/kernels"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
@@ -40,29 +41,30 @@ type collBuffers struct {
 	wrong        *counter
 }
 
-// ensureComms creates the communicators on first use: one unique id, then
-// ncclCommInitRank for every GPU inside one group, from one thread (worker
-// 0's), each with its GPU's context current. A multi-node run would hand
-// the id to the other nodes and call ncclCommInitRank with global ranks.
+// ensureComms creates the communicators on first use: one unique id (node
+// 0's, shared through the bootstrap in a job of several nodes), then
+// ncclCommInitRank with each GPU's global rank for every GPU inside one
+// group, from one thread (worker 0's), each with its GPU's context current.
 func (n *Node) ensureComms() (*comms, error) {
 	if n.nccl != nil {
 		return n.nccl, n.nccl.broken
 	}
 	c := &comms{comm: make([]C.ncclComm_t, len(n.gpus)), bufs: make([]collBuffers, len(n.gpus))}
-	var id C.ncclUniqueId
-	if err := ncclCheck("ncclGetUniqueId", C.gf_ncclGetUniqueId(&id), nil); err != nil {
+	id, err := n.uniqueID()
+	if err != nil {
 		return nil, err
 	}
-	err := n.gpus[0].w.do(func() error {
+	err = n.gpus[0].w.do(func() error {
 		if err := ncclCheck("ncclGroupStart", C.gf_ncclGroupStart(), nil); err != nil {
 			return err
 		}
 		var errs []error
-		for i, g := range n.gpus {
+		for _, g := range n.gpus {
+			rank := n.rank(g)
 			errs = append(errs,
 				cuCheck("cuCtxSetCurrent", C.gf_cuCtxSetCurrent(g.ctx)),
-				ncclCheck(fmt.Sprintf("ncclCommInitRank(rank %d)", i),
-					C.gf_ncclCommInitRank(&c.comm[i], C.int(len(n.gpus)), &id, C.int(i)), nil))
+				ncclCheck(fmt.Sprintf("ncclCommInitRank(rank %d of %d)", rank, n.ranks()),
+					C.gf_ncclCommInitRank(&c.comm[g.index], C.int(n.ranks()), &id, C.int(rank)), nil))
 		}
 		errs = append(errs,
 			ncclCheck("ncclGroupEnd", C.gf_ncclGroupEnd(), nil),
@@ -83,6 +85,50 @@ func (n *Node) ensureComms() (*comms, error) {
 	return c, nil
 }
 
+// uniqueID makes the communicator's id: ncclGetUniqueId on a single node
+// or node 0 of a job, node 0's id through the bootstrap elsewhere.
+func (n *Node) uniqueID() (C.ncclUniqueId, error) {
+	var id C.ncclUniqueId
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&id)), unsafe.Sizeof(id))
+	if n.boot == nil || n.boot.NodeRank == 0 {
+		if err := ncclCheck("ncclGetUniqueId", C.gf_ncclGetUniqueId(&id), nil); err != nil {
+			return id, err
+		}
+	}
+	if n.boot == nil {
+		return id, nil
+	}
+	var mine []byte
+	if n.boot.NodeRank == 0 {
+		mine = raw
+	}
+	shared, err := n.boot.ShareID(mine)
+	if err != nil {
+		return id, err
+	}
+	if len(shared) != len(raw) {
+		return id, fmt.Errorf("the shared NCCL id has %d bytes, not %d", len(shared), len(raw))
+	}
+	copy(raw, shared)
+	return id, nil
+}
+
+// ranks is the communicator's size: every GPU of every node.
+func (n *Node) ranks() int {
+	if n.boot == nil {
+		return len(n.gpus)
+	}
+	return n.boot.Nodes * len(n.gpus)
+}
+
+// rank is g's rank in the communicator.
+func (n *Node) rank(g *gpu) int {
+	if n.boot == nil {
+		return g.index
+	}
+	return n.boot.NodeRank*len(n.gpus) + g.index
+}
+
 // Collective implements node.Node.
 func (n *Node) Collective(ctx context.Context, spec node.CollectiveSpec) (node.CollectiveResult, error) {
 	res := node.CollectiveResult{}
@@ -94,11 +140,16 @@ func (n *Node) Collective(ctx context.Context, spec node.CollectiveSpec) (node.C
 		return res, fmt.Errorf("nccl: %s has no in-place form", spec.Op)
 	}
 	elem := node.ElemSize(spec.DType)
-	layout, err := spec.Op.Layout(spec.Bytes, elem, len(n.gpus))
+	layout, err := spec.Op.Layout(spec.Bytes, elem, n.ranks())
 	if err != nil {
 		return res, err
 	}
-	res.Layout = layout
+	res.Layout, res.Ranks = layout, n.ranks()
+	if n.boot != nil {
+		// Every rank of every node must run the same count; each node's
+		// own warm-up would stretch its batch differently.
+		spec.MinSeconds = 0
+	}
 	c, err := n.ensureComms()
 	if err != nil {
 		return res, err
@@ -111,19 +162,22 @@ func (n *Node) Collective(ctx context.Context, spec node.CollectiveSpec) (node.C
 		return res, err
 	}
 	// One checked run, then warm-up and timed runs.
-	if _, err := run.parallel(1, false); err != nil {
+	if _, _, err := run.parallel(1, false); err != nil {
 		return res, err
 	}
 	if res.Wrong, err = run.wrong(); err != nil {
 		return res, err
 	}
-	warm, err := run.parallel(spec.Warmup, spec.MinSeconds > 0)
+	warm, _, err := run.parallel(spec.Warmup, spec.MinSeconds > 0)
 	if err != nil {
 		return res, err
 	}
 	res.Iters = batchIters(spec, warm)
-	secs, err := run.parallel(res.Iters, true)
+	secs, perGPU, err := run.parallel(res.Iters, true)
 	res.Seconds = secs / float64(res.Iters)
+	for _, s := range perGPU {
+		res.RankSeconds = append(res.RankSeconds, s/float64(res.Iters))
+	}
 	return res, err
 }
 
@@ -159,7 +213,7 @@ func (r *collRun) buffers(g *gpu) (send, recv buffer) {
 	if !r.spec.InPlace {
 		return b.send, b.recv
 	}
-	rank := int64(g.index)
+	rank := int64(r.n.rank(g))
 	switch r.spec.Op {
 	case node.AllGather:
 		return b.recv + buffer(rank*r.layout.Count*r.elem), b.recv
@@ -192,7 +246,7 @@ func (r *collRun) prepare(g *gpu) error {
 	return errors.Join(
 		g.poison(recv, r.layout.RecvElems*r.elem),
 		cuCheck("launch fill_pattern", C.gf_fill_pattern(g.fn[kernels.FillPattern], g.grid(r.layout.SendElems),
-			g.stream, C.CUdeviceptr(send), C.int(r.dt), C.ulonglong(r.layout.SendElems), 0, C.int(g.index))),
+			g.stream, C.CUdeviceptr(send), C.int(r.dt), C.ulonglong(r.layout.SendElems), 0, C.int(r.n.rank(g)))),
 		b.wrong.reset(),
 		g.sync())
 }
@@ -231,7 +285,7 @@ func (r *collRun) wrong() (int64, error) {
 		w := r.c.bufs[g.index].wrong
 		if err := cuCheck("launch check_pattern", C.gf_check_pattern(g.fn[kernels.CheckPattern],
 			g.grid(r.layout.RecvElems), g.stream, C.CUdeviceptr(recv), C.int(r.dt), C.ulonglong(r.layout.RecvElems),
-			C.int(checkModes[r.spec.Op]), C.int(g.index), C.int(len(r.n.gpus)), 0,
+			C.int(checkModes[r.spec.Op]), C.int(r.n.rank(g)), C.int(r.n.ranks()), 0,
 			C.ulonglong(r.layout.Count), C.CUdeviceptr(w.buf))); err != nil {
 			return err
 		}
@@ -261,7 +315,7 @@ func (r *collRun) launch(g *gpu) error {
 	case node.ReduceScatter:
 		ret = C.gf_ncclReduceScatter(s, d, count, dt, ncclSum, comm, g.stream)
 	case node.Alltoall:
-		ret = C.gf_ncclAlltoall(s, d, count, C.size_t(r.elem), dt, C.int(len(r.n.gpus)), comm, g.stream)
+		ret = C.gf_ncclAlltoall(s, d, count, C.size_t(r.elem), dt, C.int(r.n.ranks()), comm, g.stream)
 	case node.Broadcast:
 		ret = C.gf_ncclBroadcast(s, d, count, dt, 0, comm, g.stream)
 	default:
@@ -272,9 +326,10 @@ func (r *collRun) launch(g *gpu) error {
 
 // parallel has every GPU's worker enqueue iters collectives at once (NCCL
 // needs every rank to call), each bracketed by its own events, and waits
-// for all with the spec's timeout. It returns the slowest GPU's seconds.
-// On timeout it aborts the communicators and returns a *node.HungError.
-func (r *collRun) parallel(iters int, timedRun bool) (float64, error) {
+// for all with the spec's timeout. It returns the slowest GPU's seconds and
+// each GPU's. On timeout it aborts the communicators and returns a
+// *node.HungError.
+func (r *collRun) parallel(iters int, timedRun bool) (float64, []float64, error) {
 	n := len(r.n.gpus)
 	abort := make(chan struct{})
 	ready := sync.WaitGroup{}
@@ -314,16 +369,16 @@ func (r *collRun) parallel(iters int, timedRun bool) (float64, error) {
 	}
 	errs, waiting := r.await(done, abort)
 	if len(waiting) > 0 {
-		return 0, r.c.broken
+		return 0, nil, r.c.broken
 	}
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var slowest float64
 	for _, s := range secs {
 		slowest = max(slowest, s)
 	}
-	return slowest, nil
+	return slowest, secs, nil
 }
 
 // abortGrace is how long ranks get to return after ncclCommAbort.

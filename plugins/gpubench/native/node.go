@@ -23,6 +23,7 @@ type Node struct {
 	info     []node.GPU
 	versions node.Versions
 	nccl     *comms
+	boot     *Bootstrap
 	// wedged is set when a rank stayed stuck in NCCL after an abort: its
 	// worker can take no more work, so Close leaves the GPUs alone.
 	wedged bool
@@ -83,7 +84,7 @@ func open(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{}
+	n := &Node{boot: opts.Bootstrap}
 	for i := range int(count) {
 		g := &gpu{index: i, fn: map[string]C.CUfunction{}}
 		w, err := startWorker(func() error { return g.setup(ptx) })

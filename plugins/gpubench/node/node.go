@@ -146,8 +146,13 @@ type CollectiveSpec struct {
 // CollectiveResult is the time of one collective and its check.
 type CollectiveResult struct {
 	Layout Layout
+	// Ranks is the communicator's size: every GPU of every node of a job.
+	Ranks int
 	// Seconds is the time of one collective: the slowest GPU's average.
 	Seconds float64
+	// RankSeconds is each local GPU's average, by GPU index: what
+	// straggler detection compares across ranks.
+	RankSeconds []float64
 	// Iters is how many timed runs that average is over.
 	Iters int
 	// Wrong counts elements, summed over ranks, that differ from the exact
