@@ -7,6 +7,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/gpubench/cluster"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
 )
 
@@ -85,6 +86,9 @@ type NCCLConfig struct {
 	MinSeconds         float64
 	Timeout            time.Duration
 	MinBusBWGBps       map[string]float64
+	// MaxStragglerRatio is how much slower than the median of all ranks a
+	// rank may be, in a job of several nodes.
+	MaxStragglerRatio float64
 }
 
 // Sizes lists the sweep: min_bytes, times factor, up to max_bytes.
@@ -230,6 +234,11 @@ func decodeNCCL(n body) *NCCLConfig {
 	}
 	e, _ := n.block("expect")
 	c.MinBusBWGBps = e.perKey("min_busbw_gbps", opNames())
+	c.MaxStragglerRatio, _ = e.float("max_straggler_ratio", cluster.DefaultMaxStragglerRatio)
+	if c.MaxStragglerRatio < 1 {
+		e.errorf("max_straggler_ratio", "Invalid straggler ratio", "max_straggler_ratio is a rank's time over the median of all ranks, so at least 1 (1.1 lets a rank be 10%% slower); got %g.", c.MaxStragglerRatio)
+		c.MaxStragglerRatio = cluster.DefaultMaxStragglerRatio
+	}
 	return c
 }
 

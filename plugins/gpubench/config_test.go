@@ -36,7 +36,7 @@ nccl {}
 		HBM: &HBMConfig{Bytes: 4 << 30, Warmup: 3, Iters: 20},
 		P2P: &P2PConfig{Bytes: 1 << 30, Warmup: 3, Iters: 10},
 		NCCL: &NCCLConfig{Ops: []node.Op{node.AllReduce}, DType: "bf16", MinBytes: 1 << 20, MaxBytes: 1 << 30, Factor: 4,
-			InPlace: true, Warmup: 5, Iters: 20, MinSeconds: 0.05, Timeout: time.Minute},
+			InPlace: true, Warmup: 5, Iters: 20, MinSeconds: 0.05, Timeout: time.Minute, MaxStragglerRatio: 1.1},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuflow/gpuflow/plugins/gpubench/cluster"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
 )
 
@@ -224,6 +225,16 @@ func ncclFailures(c *NCCLConfig, rows []NCCLRow) []string {
 		if ok && want && r.BusBWGBps < min {
 			f = append(f, fmt.Sprintf("%s %s of %s reached a bus bandwidth of %.1f GB/s, below min_busbw_gbps %g", op, r.DType, FormatBytes(r.Bytes), r.BusBWGBps, min))
 		}
+	}
+	return f
+}
+
+// stragglerFailures names each straggling rank, one sentence each.
+func stragglerFailures(c *NCCLConfig, ss []cluster.Straggler) []string {
+	var f []string
+	for _, s := range ss {
+		f = append(f, fmt.Sprintf("node %d GPU %d (rank %d) took %.2fx the median of all ranks for %s of %s (%s): %.1f us against %.1f us, above max_straggler_ratio %g",
+			s.Node, s.GPU, s.Rank, s.Ratio, s.Op, FormatBytes(s.Bytes), placeName(s.InPlace), s.TimeS*1e6, s.MedianS*1e6, c.MaxStragglerRatio))
 	}
 	return f
 }

@@ -14,6 +14,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/gpubench/cluster"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/native"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/preflight"
@@ -70,8 +71,8 @@ func (p *Provider) PlanStage(_ context.Context, req *api.StageRequest) (*api.Pla
 	if cfg.Hardware.Nodes > 1 {
 		plan.Diagnostics = append(plan.Diagnostics, api.Diagnostic{
 			Severity: api.Warning,
-			Summary:  "One node checked",
-			Detail: fmt.Sprintf("The hardware has %d nodes; this version checks the node the stage runs on, and NCCL spans its GPUs only (docs/gpubench.md describes the multi-node design).",
+			Summary:  "Several nodes need a cluster executor",
+			Detail: fmt.Sprintf("The hardware has %d nodes. Under a cluster executor (executor.slurm) every node runs the stage and the NCCL check spans all their GPUs, node 0 judging stragglers; under the local executor only the node the stage runs on is checked (docs/multinode.md).",
 				cfg.Hardware.Nodes),
 			Path: cty.GetAttrPath("hardware"),
 		})
@@ -97,10 +98,18 @@ func (p *Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink a
 			return nil, fmt.Errorf("benchmark: setting %s: %w", k, err)
 		}
 	}
+	job, err := cluster.FromEnv(req.Env)
+	if err != nil {
+		return &api.ApplyResponse{Diagnostics: append(diags, api.Diagnostic{
+			Severity: api.Error, Summary: "Invalid multi-node job",
+			Detail: "The executor's job environment is inconsistent: " + err.Error() + ".",
+		})}, nil
+	}
 	n, err := p.open(native.Options{
 		LibDirs:      cfg.LibDirs,
 		NeedCuBLASLt: cfg.GEMM != nil,
 		NeedNCCL:     cfg.NCCL != nil || (cfg.Health != nil && cfg.Health.MinNCCL != ""),
+		Bootstrap:    Bootstrap(ctx, job),
 	})
 	if err != nil {
 		return &api.ApplyResponse{Diagnostics: append(diags, api.Diagnostic{
@@ -112,7 +121,7 @@ func (p *Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink a
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("benchmark: reading the host: %w", err), n.Close())
 	}
-	runner := &Runner{Node: n, Host: host, Sink: sink, Now: time.Now}
+	runner := &Runner{Node: n, Host: host, Sink: sink, Now: time.Now, Job: job}
 	res := runner.Run(ctx, cfg)
 	if err := n.Close(); err != nil {
 		diags = append(diags, api.Diagnostic{Severity: api.Warning, Summary: "GPU resources not released", Detail: err.Error() + "."})
@@ -151,6 +160,16 @@ func (p *Provider) respond(req *api.ApplyRequest, sink api.EventSink, res *Resul
 		}
 	}
 	return &api.ApplyResponse{Outputs: outputs, Diagnostics: diags}, nil
+}
+
+// Bootstrap is the native layer's view of job: nil on a single node, else
+// this node's place and the NCCL id exchange through the job's directory.
+func Bootstrap(ctx context.Context, job *cluster.Job) *native.Bootstrap {
+	if job == nil {
+		return nil
+	}
+	return &native.Bootstrap{NodeRank: job.NodeRank, Nodes: job.Nodes,
+		ShareID: func(id []byte) ([]byte, error) { return job.ShareID(ctx, id) }}
 }
 
 func writeFile(path string, data []byte) error {

@@ -152,7 +152,24 @@ func TestPlanWarnsAboutSeveralNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Diagnostics) != 1 || plan.Diagnostics[0].Summary != "One node checked" || plan.Claims.Nodes != 2 {
+	if len(plan.Diagnostics) != 1 || plan.Diagnostics[0].Summary != "Several nodes need a cluster executor" || plan.Claims.Nodes != 2 {
 		t.Errorf("plan %+v", plan)
+	}
+}
+
+func TestApplyStageRejectsAnInconsistentJob(t *testing.T) {
+	t.Parallel()
+	f := fakenode.New(2, "x")
+	p := testProvider(f, nil, map[string]string{})
+	resp, err := p.ApplyStage(context.Background(), &api.ApplyRequest{
+		StageRequest: api.StageRequest{Config: decodeHCL(t, labStage), Env: map[string]string{api.EnvNodes: "2", api.EnvNodeRank: "1"}},
+		RunDir:       t.TempDir(),
+	}, &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary != "Invalid multi-node job" ||
+		!strings.Contains(resp.Diagnostics[0].Detail, api.EnvJobDir) || len(f.Calls) != 0 {
+		t.Errorf("diagnostics %+v, calls %v", resp.Diagnostics, f.Calls)
 	}
 }

@@ -1,6 +1,7 @@
 package gpubench
 
 import (
+	"github.com/gpuflow/gpuflow/plugins/gpubench/cluster"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/preflight"
 )
@@ -26,6 +27,16 @@ type Results struct {
 	HBM           []HBMRow             `json:"hbm,omitempty"`
 	P2P           []P2PRow             `json:"p2p,omitempty"`
 	NCCL          []NCCLRow            `json:"nccl,omitempty"`
+	// Job is set in a job of several nodes; NCCL rows then span them all.
+	Job *JobPlace `json:"job,omitempty"`
+	// Stragglers are the ranks node 0 found slower than the median.
+	Stragglers []cluster.Straggler `json:"nccl_stragglers,omitempty"`
+}
+
+// JobPlace is this node's place in a job of several nodes.
+type JobPlace struct {
+	NodeRank int `json:"node_rank"`
+	Nodes    int `json:"nodes"`
 }
 
 // Verdict is one check's outcome.

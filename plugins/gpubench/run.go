@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/gpubench/cluster"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/preflight"
 )
@@ -19,6 +20,9 @@ type Runner struct {
 	Sink api.EventSink
 	// Now is the clock (time.Now outside tests).
 	Now func() time.Time
+	// Job is set when this node is one of several of a job: the NCCL check
+	// then exchanges per-rank times and node 0 judges stragglers.
+	Job *cluster.Job
 }
 
 // check is one configured check.
@@ -33,6 +37,9 @@ type check struct {
 func (r *Runner) Run(ctx context.Context, cfg Config) *Results {
 	start := r.Now()
 	res := &Results{FormatVersion: ResultsFormatVersion, Passed: true, GPUs: r.Node.GPUs(), Versions: r.Node.Versions()}
+	if r.Job != nil {
+		res.Job = &JobPlace{NodeRank: r.Job.NodeRank, Nodes: r.Job.Nodes}
+	}
 	checks := r.checks(cfg)
 	for i, c := range checks {
 		r.progress("checks", float64(i), float64(len(checks)), "checks")
@@ -182,8 +189,18 @@ func (r *Runner) p2p(ctx context.Context, c *P2PConfig, res *Results) Verdict {
 }
 
 func (r *Runner) nccl(ctx context.Context, c *NCCLConfig, res *Results) Verdict {
+	v, times := r.ncclSweep(ctx, c, res)
+	if r.Job != nil {
+		v.Failures = append(v.Failures, r.judgeStragglers(ctx, c, res, times)...)
+	}
+	return v
+}
+
+// ncclSweep runs every collective at every size, and returns the verdict
+// and each GPU's times.
+func (r *Runner) ncclSweep(ctx context.Context, c *NCCLConfig, res *Results) (Verdict, []cluster.CollectiveTimes) {
 	v := Verdict{Check: "nccl"}
-	ranks := len(res.GPUs)
+	var times []cluster.CollectiveTimes
 	sizes := c.Sizes()
 	total, done := float64(len(c.Ops)*len(sizes)), 0.0
 	for _, op := range c.Ops {
@@ -197,23 +214,44 @@ func (r *Runner) nccl(ctx context.Context, c *NCCLConfig, res *Results) Verdict 
 				if errors.As(err, &hung) || ctx.Err() != nil {
 					v.Failures = append(v.Failures, err.Error())
 					r.logTable(ncclTable(res))
-					return v
+					return v, times
 				}
 				if err != nil {
 					v.Failures = append(v.Failures, fmt.Sprintf("%s of %s (%s): %v", op, FormatBytes(size), placeName(inPlace), err))
 					continue
 				}
+				ranks := max(out.Ranks, len(res.GPUs))
 				alg, bus := op.Bandwidth(out.Layout.Bytes, out.Seconds, ranks)
 				row := NCCLRow{Op: op, DType: c.DType, Bytes: out.Layout.Bytes, Count: out.Layout.Count, InPlace: inPlace,
 					Ranks: ranks, Iters: out.Iters, TimeS: out.Seconds, AlgBWGBps: alg / 1e9, BusBWGBps: bus / 1e9, Wrong: out.Wrong}
 				res.NCCL = append(res.NCCL, row)
+				times = append(times, cluster.CollectiveTimes{Op: string(op), Bytes: row.Bytes, InPlace: inPlace, RankTimesS: out.RankSeconds})
 				r.metric(fmt.Sprintf("nccl.%s.%d.%s.busbw_gbps", op, row.Bytes, strings.ReplaceAll(placeName(inPlace), " ", "_")), row.BusBWGBps, "GB/s")
 			}
 		}
 	}
 	v.Failures = append(v.Failures, ncclFailures(c, res.NCCL)...)
 	r.logTable(ncclTable(res))
-	return v
+	return v, times
+}
+
+// judgeStragglers publishes this node's times; node 0 then waits for every
+// node's and names the ranks slower than the median by more than
+// max_straggler_ratio.
+func (r *Runner) judgeStragglers(ctx context.Context, c *NCCLConfig, res *Results, times []cluster.CollectiveTimes) []string {
+	if err := r.Job.WriteTimes(cluster.NodeTimes{Collectives: times}); err != nil {
+		return []string{err.Error()}
+	}
+	if r.Job.NodeRank != 0 {
+		return nil
+	}
+	all, err := r.Job.AwaitTimes(ctx)
+	if err != nil {
+		return []string{"straggler detection: " + err.Error()}
+	}
+	res.Stragglers = cluster.Stragglers(all, c.MaxStragglerRatio)
+	r.logTable(stragglerTable(res))
+	return stragglerFailures(c, res.Stragglers)
 }
 
 // placements is out of place, then in place when asked.

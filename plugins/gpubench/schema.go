@@ -104,7 +104,8 @@ var stageSchema = &api.BlockSchema{
 			"min_batch_s": attr(cty.Number, "More timed runs where needed for the batch to last this long, as the warm-up predicts; small sizes are otherwise noise (default 0.05)."),
 			"timeout":     attr(cty.DynamicPseudoType, "How long one batch of runs may take before the communicators are aborted: \"60s\" or seconds (default 60s)."),
 		}, map[string]*api.Attribute{
-			"min_busbw_gbps": attr(cty.DynamicPseudoType, "Least bus bandwidth at the largest size, out of place, GB/s: a number, or a map by op."),
+			"min_busbw_gbps":      attr(cty.DynamicPseudoType, "Least bus bandwidth at the largest size, out of place, GB/s: a number, or a map by op."),
+			"max_straggler_ratio": attr(cty.Number, "Across nodes: most a rank's time may exceed the median of all ranks' for the same collective and size, as a ratio (default 1.1)."),
 		}),
 	},
 }

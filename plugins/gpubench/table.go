@@ -10,7 +10,7 @@ import (
 // decimal units: TB/s = 1e12 bytes/s, GB/s = 1e9; sizes in binary units).
 func (res *Results) Tables() string {
 	var b strings.Builder
-	for _, t := range []string{healthTable(res), gemmTable(res), hbmTable(res), p2pTable(res), ncclTable(res)} {
+	for _, t := range []string{healthTable(res), gemmTable(res), hbmTable(res), p2pTable(res), ncclTable(res), stragglerTable(res)} {
 		if t != "" {
 			b.WriteString(t)
 			b.WriteString("\n")
@@ -115,6 +115,16 @@ func ncclTable(res *Results) string {
 			map[bool]string{true: "in", false: "out"}[r.InPlace], r.Iters, r.TimeS*1e6, r.AlgBWGBps, r.BusBWGBps, r.Wrong))
 	}
 	return table("nccl (nccl-tests definitions; GB/s)", "op\tdtype\tsize\tcount\tplace\titers\ttime us\talgbw\tbusbw\t#wrong", rows)
+}
+
+func stragglerTable(res *Results) string {
+	var rows []string
+	for _, s := range res.Stragglers {
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.2f", s.Op, FormatBytes(s.Bytes),
+			map[bool]string{true: "in", false: "out"}[s.InPlace], s.Node, s.GPU, s.Rank, s.TimeS*1e6, s.MedianS*1e6, s.Ratio))
+	}
+	return table("nccl stragglers (each rank's time of one collective against the median of all ranks)",
+		"op\tsize\tplace\tnode\tgpu\trank\ttime us\tmedian us\tratio", rows)
 }
 
 func verdictTable(res *Results) string {
