@@ -5,7 +5,10 @@
 //
 //	gpubench -profile h200-x4 -json results.json checks.hcl
 //
-// In the file, `hardware = profile` refers to the -profile given.
+// In the file, `hardware = profile` refers to the -profile given. With
+// GPUFLOW_NODES > 1 in the environment (and GPUFLOW_NODE_RANK,
+// GPUFLOW_JOB_DIR, optionally GPUFLOW_NCCL_ID_FILE), it runs as one node of
+// a job, as a cluster executor would start the stage: one process per node.
 package main
 
 import (
@@ -28,6 +31,7 @@ import (
 	"github.com/gpuflow/gpuflow/hardware"
 	"github.com/gpuflow/gpuflow/plugins/api"
 	"github.com/gpuflow/gpuflow/plugins/gpubench"
+	"github.com/gpuflow/gpuflow/plugins/gpubench/cluster"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/native"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/preflight"
 )
@@ -124,8 +128,25 @@ func load(o options) (gpubench.Config, error) {
 	return cfg, nil
 }
 
+// jobEnv is the process environment's share of what a cluster executor
+// sets for a stage.
+func jobEnv() map[string]string {
+	env := map[string]string{}
+	for _, k := range []string{api.EnvNodes, api.EnvNodeRank, api.EnvJobDir, api.EnvNCCLIDFile} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
 func measure(ctx context.Context, cfg gpubench.Config, quiet bool) (*gpubench.Results, error) {
-	n, err := native.Open(native.Options{LibDirs: cfg.LibDirs, NeedCuBLASLt: cfg.GEMM != nil, NeedNCCL: cfg.NCCL != nil})
+	job, err := cluster.FromEnv(jobEnv())
+	if err != nil {
+		return nil, err
+	}
+	n, err := native.Open(native.Options{LibDirs: cfg.LibDirs, NeedCuBLASLt: cfg.GEMM != nil, NeedNCCL: cfg.NCCL != nil,
+		Bootstrap: gpubench.Bootstrap(ctx, job)})
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +165,7 @@ func measure(ctx context.Context, cfg gpubench.Config, quiet bool) (*gpubench.Re
 			fmt.Fprintf(os.Stderr, "%s %s: %s\n", e.Time.Format(time.TimeOnly), e.Log.Level, e.Log.Message)
 		}
 	})
-	r := &gpubench.Runner{Node: n, Host: host, Sink: sink, Now: time.Now}
+	r := &gpubench.Runner{Node: n, Host: host, Sink: sink, Now: time.Now, Job: job}
 	res := r.Run(ctx, cfg)
 	return res, n.Close()
 }
