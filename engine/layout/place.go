@@ -211,5 +211,9 @@ func summaryLine(l Layout, hw *hardware.Profile, groups []Group) string {
 		}
 		parts = append(parts, s)
 	}
-	return fmt.Sprintf("%d ranks on %d nodes x %d GPUs: %s", ws, nodes, hw.GPU.PerNode, strings.Join(parts, ", "))
+	noun := "nodes"
+	if nodes == 1 {
+		noun = "node"
+	}
+	return fmt.Sprintf("%d ranks on %d %s x %d GPUs: %s", ws, nodes, noun, hw.GPU.PerNode, strings.Join(parts, ", "))
 }
