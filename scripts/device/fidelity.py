@@ -288,19 +288,39 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def best_nccl(rows):
+    """With several rounds (ROUNDS > 1), each side's best busbw per op and
+    size: the same rule for both, so a slow round on either side does not
+    decide the ratio."""
+    best = {}
+    for r in rows:
+        key = (r["op"], r["bytes"], r.get("in_place", False))
+        if key not in best or r["busbw_gbps"] > best[key]["busbw_gbps"]:
+            best[key] = r
+    return list(best.values())
+
+
 def cmd_compare(args):
     gf = {}
     for path in args.gpuflow:
         with open(path) as f:
             r = json.load(f)
-        for key in ("gemm", "hbm", "p2p", "nccl", "gpus"):
+        for key in ("gemm", "hbm", "p2p", "gpus"):
             if r.get(key):
                 gf[key] = r[key]
+        gf.setdefault("nccl", []).extend(r.get("nccl") or [])
         for k, v in r.get("versions", {}).items():
             if v:
                 gf.setdefault("versions", {})[k] = v
-    with open(args.torch) as f:
-        pt = json.load(f)
+    gf["nccl"] = best_nccl(gf["nccl"])
+    pt = {}
+    for path in args.torch:
+        with open(path) as f:
+            r = json.load(f)
+        nccl_rows = pt.get("nccl", []) + (r.get("nccl") or [])
+        for k, v in r.items():
+            pt.setdefault(k, v)
+        pt["nccl"] = best_nccl(nccl_rows)
     lines = []
 
     def row(name, a, b, unit):
@@ -352,7 +372,7 @@ def main():
     t.add_argument("--json", required=True)
     c = sub.add_parser("compare")
     c.add_argument("--gpuflow", nargs="+", required=True)
-    c.add_argument("--torch", required=True)
+    c.add_argument("--torch", nargs="+", required=True)
     c.add_argument("--md")
     args = ap.parse_args()
     {"torch": cmd_torch, "compare": cmd_compare}[args.cmd](args)

@@ -7,7 +7,7 @@
 #   CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" -o .device/gpubench ./plugins/gpubench/cmd/gpubench
 #   gzip -kf .device/gpubench
 # There (GPU machine), from the repository root, with .device/gpubench.gz carried:
-#   PROFILE=h200-x4 bash scripts/device/fidelity.sh [gemm,hbm,p2p,nccl]
+#   PROFILE=h200-x4 [ROUNDS=3] bash scripts/device/fidelity.sh [gemm,hbm,p2p,nccl]
 # Results: $OUT/fidelity.md (the table), $OUT/run.log, $OUT/fidelity.tgz (every JSON and log).
 set -uo pipefail
 # NVLink multicast stays off on the lent machines (KINDS.md).
@@ -36,6 +36,10 @@ for d in site.getsitepackages():
 [ -n "$NCCL_LIB" ] && export GPUFLOW_LIBNCCL="$NCCL_LIB"
 echo "NCCL for both: ${NCCL_LIB:-system}"
 
+# ROUNDS > 1 repeats the NCCL sweep on both sides, alternating, and the
+# comparison takes each side's best per op and size (mid sizes move by
+# several percent from run to run on either side).
+ROUNDS=${ROUNDS:-1}
 for c in health ${CHECKS//,/ }; do
 	echo "== gpuflow $c"
 	timeout -k 10 240 "$BIN" -q -profile "$PROFILE" -json "$WORK/gf_$c.json" "$HERE/fidelity_$c.hcl" > "$WORK/gf_$c.txt" 2>&1
@@ -49,5 +53,15 @@ echo "exit $?"
 
 gf=()
 for c in ${CHECKS//,/ }; do [ -s "$WORK/gf_$c.json" ] && gf+=("$WORK/gf_$c.json"); done
-python3 "$HERE/fidelity.py" compare --gpuflow "${gf[@]}" --torch "$WORK/torch.json" --md "$OUT/fidelity.md"
+pt=("$WORK/torch.json")
+if [[ ",$CHECKS," == *",nccl,"* ]]; then
+	for r in $(seq 2 "$ROUNDS"); do
+		echo "== round $r: gpuflow nccl, then PyTorch nccl"
+		timeout -k 10 240 "$BIN" -q -profile "$PROFILE" -json "$WORK/gf_nccl_$r.json" "$HERE/fidelity_nccl.hcl" > "$WORK/gf_nccl_$r.txt" 2>&1
+		[ -s "$WORK/gf_nccl_$r.json" ] && gf+=("$WORK/gf_nccl_$r.json")
+		timeout -k 10 300 python3 "$HERE/fidelity.py" torch --checks nccl --json "$WORK/torch_$r.json"
+		[ -s "$WORK/torch_$r.json" ] && pt+=("$WORK/torch_$r.json")
+	done
+fi
+python3 "$HERE/fidelity.py" compare --gpuflow "${gf[@]}" --torch "${pt[@]}" --md "$OUT/fidelity.md"
 tar czf "$OUT/fidelity.tgz" -C "$WORK" --exclude gpubench .
