@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -27,6 +28,8 @@ type stateArgs struct {
 	stateFile string
 	workload  string
 	json      bool
+	// file is the state file resolve chose.
+	file string
 }
 
 // runState dispatches the state subcommands. Each takes -state FILE, or
@@ -39,7 +42,7 @@ func runState(env *cliEnv, args []string) int {
 	var a stateArgs
 	fs := newFlagSet("state "+args[0], env, "")
 	fs.StringVar(&a.stateFile, "state", "", "State file (default .gpuflow/state/<workload>.json)")
-	fs.StringVar(&a.workload, "workload", ".", "Workload whose default state file to use")
+	fs.StringVar(&a.workload, "workload", "", "Workload whose default state file to use (default: the only state in .gpuflow/state)")
 	fs.BoolVar(&a.json, "json", false, "Print JSON")
 	switch args[0] {
 	case "list":
@@ -53,17 +56,41 @@ func runState(env *cliEnv, args []string) int {
 	return 1
 }
 
-func (a *stateArgs) path() string {
-	if a.stateFile != "" {
-		return a.stateFile
+// resolve picks the state file: -state, else -workload's default, else
+// the only state file in .gpuflow/state, as a user who applied one workload
+// here expects. With several, it asks which.
+func (a *stateArgs) resolve() error {
+	var err error
+	a.file, err = a.choose()
+	return err
+}
+
+func (a *stateArgs) choose() (string, error) {
+	switch {
+	case a.stateFile != "":
+		return a.stateFile, nil
+	case a.workload != "":
+		return engine.DefaultStatePath(a.workload), nil
 	}
-	return engine.DefaultStatePath(a.workload)
+	files, _ := filepath.Glob(filepath.Join(engine.DataDir, "state", "*.json"))
+	switch len(files) {
+	case 0:
+		return engine.DefaultStatePath("."), nil
+	case 1:
+		return files[0], nil
+	}
+	return "", fmt.Errorf("this directory holds the state of several workloads (%s); pass -workload PATH or -state FILE to choose one",
+		strings.Join(files, ", "))
 }
 
 // readStateOrSay reads state, printing why when it cannot; no state yet
 // reads as empty.
 func readStateOrSay(env *cliEnv, a *stateArgs) (*state.State, bool) {
-	st, err := state.Read(a.path())
+	if err := a.resolve(); err != nil {
+		fmt.Fprintf(env.stderr, "Error: %s\n", err)
+		return nil, false
+	}
+	st, err := state.Read(a.file)
 	if errors.Is(err, state.ErrNotExist) {
 		return state.New("", ""), true
 	}
@@ -96,7 +123,7 @@ func stateList(env *cliEnv, fs *flag.FlagSet, a *stateArgs, args []string) int {
 		return 0
 	}
 	if len(addrs) == 0 {
-		fmt.Fprintf(env.stdout, "No stages recorded in %s.\n", a.path())
+		fmt.Fprintf(env.stdout, "No stages recorded in %s.\n", a.file)
 		return 0
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
@@ -155,7 +182,7 @@ func stateShow(env *cliEnv, fs *flag.FlagSet, a *stateArgs, args []string) int {
 	}
 	s := st.Stages[stageArg(fs.Arg(0))]
 	if s == nil {
-		fmt.Fprintf(env.stderr, "Error: no stage %s in %s%s. gpuflow state list shows what is recorded.\n", fs.Arg(0), a.path(), suggestStage(fs.Arg(0), st))
+		fmt.Fprintf(env.stderr, "Error: no stage %s in %s%s. gpuflow state list shows what is recorded.\n", fs.Arg(0), a.file, suggestStage(fs.Arg(0), st))
 		return 1
 	}
 	if a.json {
@@ -232,7 +259,11 @@ func stateRm(env *cliEnv, fs *flag.FlagSet, a *stateArgs, args []string) int {
 		fmt.Fprintln(env.stderr, "gpuflow state rm: expected one or more stage addresses, as TYPE.NAME")
 		return 1
 	}
-	sf, err := engine.OpenState(a.path(), a.workload)
+	if err := a.resolve(); err != nil {
+		fmt.Fprintf(env.stderr, "Error: %s\n", err)
+		return 1
+	}
+	sf, err := engine.OpenState(a.file, a.workload)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "Error: %s\n", stateOpenError(err))
 		return 1
@@ -246,7 +277,7 @@ func stateRm(env *cliEnv, fs *flag.FlagSet, a *stateArgs, args []string) int {
 	for _, arg := range fs.Args() {
 		addr := stageArg(arg)
 		if current.Stages[addr] == nil {
-			fmt.Fprintf(env.stderr, "Error: no stage %s in %s%s; nothing was removed.\n", arg, a.path(), suggestStage(arg, current))
+			fmt.Fprintf(env.stderr, "Error: no stage %s in %s%s; nothing was removed.\n", arg, a.file, suggestStage(arg, current))
 			return 1
 		}
 		addrs = append(addrs, addr)
