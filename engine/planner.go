@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/gpuflow/gpuflow/dsl"
 	"github.com/gpuflow/gpuflow/engine/calibration"
 	"github.com/gpuflow/gpuflow/engine/dag"
 	"github.com/gpuflow/gpuflow/engine/layout"
@@ -41,6 +42,8 @@ type planner struct {
 	// stageValues is what stage.TYPE.NAME evaluates to for stages planned so far.
 	stageValues map[string]cty.Value
 	plans       map[string]*StagePlan
+	// shared caches blockNamespaces.
+	shared map[string]cty.Value
 }
 
 // BuildPlan plans the workload. Diagnostics carry every problem found; the
@@ -221,8 +224,21 @@ func (p *planner) resolveUses(n *stageNode, sp *StagePlan) hcl.Diagnostics {
 // evalContext is the context a stage body is decoded in: var, local and
 // the block namespaces, with stage.TYPE.NAME for the stages planned so far.
 func (p *planner) evalContext(n *stageNode) *hcl.EvalContext {
-	ctx := p.w.Config.EvalContext()
-	vars := ctx.Variables
+	vars := map[string]cty.Value{"stage": p.stageNamespace(n)}
+	for name, v := range p.blockNamespaces() {
+		vars[name] = v
+	}
+	return &hcl.EvalContext{Variables: vars, Functions: dsl.Functions()}
+}
+
+// blockNamespaces are var, local, hardware, model, layout and dataset:
+// the same for every stage, so they are built once per planner. (Callers
+// that share a planner across goroutines already serialise evalContext.)
+func (p *planner) blockNamespaces() map[string]cty.Value {
+	if p.shared != nil {
+		return p.shared
+	}
+	ns := p.w.Config.EvalContext().Variables
 	hw := map[string]cty.Value{}
 	for name, prof := range p.w.Hardware {
 		hw[name] = prof.Value()
@@ -239,12 +255,12 @@ func (p *planner) evalContext(n *stageNode) *hcl.EvalContext {
 	for name, d := range p.w.Config.Datasets {
 		datasets[name] = d.Value
 	}
-	vars["hardware"] = cty.ObjectVal(hw)
-	vars["model"] = cty.ObjectVal(models)
-	vars["layout"] = cty.ObjectVal(layouts)
-	vars["dataset"] = cty.ObjectVal(datasets)
-	vars["stage"] = p.stageNamespace(n)
-	return ctx
+	ns["hardware"] = cty.ObjectVal(hw)
+	ns["model"] = cty.ObjectVal(models)
+	ns["layout"] = cty.ObjectVal(layouts)
+	ns["dataset"] = cty.ObjectVal(datasets)
+	p.shared = ns
+	return ns
 }
 
 // stageNamespace builds stage.TYPE.NAME objects for the stages n depends on.

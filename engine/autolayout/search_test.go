@@ -187,13 +187,19 @@ func TestSearchFailures(t *testing.T) {
 // BenchmarkSearch70BOn1024 is issue 5's target: the full search for a
 // 70B model on 1,024 GPUs under one second on 2 cores.
 func BenchmarkSearch70BOn1024(b *testing.B) {
-	r := Request{Model: preset(b, "llama3-70b"), Hardware: builtin(b, "nebius-h100-8", 128), GlobalBatch: 1024}
-	var res *Result
-	for b.Loop() {
-		var err error
-		if res, err = Search(r); err != nil {
-			b.Fatal(err)
-		}
+	// megatron has the widest space (CP, ZeRO 0/1, sequence parallelism);
+	// gpuflow, the default, the trainer's (replication or FSDP, no CP).
+	for _, fw := range []string{"megatron", "gpuflow"} {
+		b.Run(fw, func(b *testing.B) {
+			r := Request{Model: preset(b, "llama3-70b"), Hardware: builtin(b, "nebius-h100-8", 128), GlobalBatch: 1024, Framework: fw}
+			var res *Result
+			for b.Loop() {
+				var err error
+				if res, err = Search(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Considered), "layouts")
+		})
 	}
-	b.ReportMetric(float64(res.Considered), "layouts")
 }
