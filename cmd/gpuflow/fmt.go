@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/gpuflow/gpuflow/engine/state"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
@@ -98,21 +99,9 @@ func fmtOne(env *cliEnv, path string, a fmtArgs) int {
 	if !a.write {
 		return exitFmtCheck
 	}
-	if err := writeFilePreservingMode(path, out); err != nil {
+	if err := state.WriteFileAtomic(path, out); err != nil {
 		fmt.Fprintf(env.stderr, "Error: writing %s: %v\n", path, err)
 		return 1
 	}
 	return 0
-}
-
-func writeFilePreservingMode(path string, data []byte) error {
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".gpuflow-fmt"
-	if err := os.WriteFile(tmp, data, info.Mode().Perm()); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

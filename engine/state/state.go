@@ -110,7 +110,9 @@ func Write(path string, s *State) error {
 }
 
 // WriteFileAtomic writes data to a temporary file beside path, syncs it,
-// renames it over path and syncs the directory.
+// renames it over path and syncs the directory. A file it replaces keeps
+// its permissions; a new one is readable by its owner only, since state
+// and plans may hold sensitive values.
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -122,6 +124,12 @@ func WriteFileAtomic(path string, data []byte) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after a successful rename
+	if old, err := os.Stat(path); err == nil {
+		if err := f.Chmod(old.Mode().Perm()); err != nil {
+			f.Close()
+			return err
+		}
+	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err

@@ -88,3 +88,30 @@ func TestLockNamesHolder(t *testing.T) {
 	}
 	again.Release()
 }
+
+func TestWriteFileAtomicKeepsPermissions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "workload.hcl")
+	if err := os.WriteFile(existing, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "plan.json")
+	for _, path := range []string{existing, fresh} {
+		if err := WriteFileAtomic(path, []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]os.FileMode{}
+	for _, path := range []string{existing, fresh} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[filepath.Base(path)] = info.Mode().Perm()
+	}
+	want := map[string]os.FileMode{"workload.hcl": 0o640, "plan.json": 0o600}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("permissions (-want +got):\n%s", diff)
+	}
+}
