@@ -83,25 +83,15 @@ func (c *Config) decodeNamedBlocks() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
 		m := c.Models[name]
-		if d := c.CheckReferences(BodyTraversals(m.body)); d.HasErrors() {
-			diags = append(diags, d...)
-			continue
-		}
-		var ddiags hcl.Diagnostics
-		m.Ranges, ddiags = decodeArgs(m.body, ctx, &m.Spec)
-		m.Decoded = !ddiags.HasErrors()
-		diags = append(diags, ddiags...)
+		var d hcl.Diagnostics
+		m.Ranges, m.Decoded, d = c.decodeSpec(m.body, ctx, &m.Spec)
+		diags = append(diags, d...)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Layouts)) {
 		l := c.Layouts[name]
-		if d := c.CheckReferences(BodyTraversals(l.body)); d.HasErrors() {
-			diags = append(diags, d...)
-			continue
-		}
-		var ddiags hcl.Diagnostics
-		l.Ranges, ddiags = decodeArgs(l.body, ctx, &l.Spec)
-		l.Decoded = !ddiags.HasErrors()
-		diags = append(diags, ddiags...)
+		var d hcl.Diagnostics
+		l.Ranges, l.Decoded, d = c.decodeSpec(l.body, ctx, &l.Spec)
+		diags = append(diags, d...)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Datasets)) {
 		diags = append(diags, c.Datasets[name].decode(c, ctx)...)
@@ -122,6 +112,17 @@ func (s *Stage) decodeNCCLEnv(c *Config, ctx *hcl.EvalContext) hcl.Diagnostics {
 		return diags
 	}
 	return gohcl.DecodeExpression(s.ncclEnvExpr, ctx, &s.NCCLEnv)
+}
+
+// decodeSpec decodes a model or layout body into spec, after checking its
+// references so an undeclared variable is reported once, not again as a
+// failed evaluation. decoded is false when anything went wrong.
+func (c *Config) decodeSpec(body hcl.Body, ctx *hcl.EvalContext, spec any) (ranges map[string]hcl.Range, decoded bool, diags hcl.Diagnostics) {
+	if diags := c.CheckReferences(BodyTraversals(body)); diags.HasErrors() {
+		return nil, false, diags
+	}
+	ranges, diags = decodeArgs(body, ctx, spec)
+	return ranges, !diags.HasErrors(), diags
 }
 
 func (d *Dataset) decode(c *Config, ctx *hcl.EvalContext) hcl.Diagnostics {
