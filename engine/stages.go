@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/dsl"
 	"github.com/gpuflow/gpuflow/engine/dag"
@@ -223,7 +224,7 @@ func (n *stageNode) readUses(w *Workload) hcl.Diagnostics {
 		}
 		n.useRange[ns] = a.Expr.Range()
 		if ns == "layout" {
-			if v, vdiags := a.Expr.Value(nil); !vdiags.HasErrors() && v.Type().FriendlyName() == "string" && v.AsString() == "auto" {
+			if v, vdiags := a.Expr.Value(nil); !vdiags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() && v.AsString() == "auto" {
 				n.layoutAuto = true
 				continue
 			}
