@@ -77,12 +77,39 @@ func TestTrainerEnv(t *testing.T) {
 	}
 }
 
-func TestEnvironLaysSettingsLast(t *testing.T) {
+func TestEnviron(t *testing.T) {
 	t.Parallel()
-	got := environ([]string{"PATH=/bin", "NCCL_NVLS_ENABLE=1"}, map[string]string{"NCCL_NVLS_ENABLE": "0", "A": "1"})
-	want := []string{"PATH=/bin", "NCCL_NVLS_ENABLE=1", "A=1", "NCCL_NVLS_ENABLE=0"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("environ (-want +got):\n%s", diff)
+	const alloc = "PYTORCH_CUDA_ALLOC_CONF"
+	tests := map[string]struct {
+		base []string
+		env  map[string]string
+		want []string
+	}{
+		"settings come last, so they win; the allocator default is added": {
+			base: []string{"PATH=/bin", "NCCL_NVLS_ENABLE=1"},
+			env:  map[string]string{"NCCL_NVLS_ENABLE": "0", "A": "1"},
+			want: []string{"PATH=/bin", "NCCL_NVLS_ENABLE=1", "A=1", "NCCL_NVLS_ENABLE=0", alloc + "=expandable_segments:True"},
+		},
+		"the user's allocator setting is kept": {
+			base: []string{alloc + "=backend:cudaMallocAsync"},
+			want: []string{alloc + "=backend:cudaMallocAsync"},
+		},
+		"an empty allocator setting is the user's choice too": {
+			base: []string{alloc + "="},
+			want: []string{alloc + "="},
+		},
+		"the plan's allocator setting replaces the default": {
+			env:  map[string]string{alloc: "expandable_segments:False"},
+			want: []string{alloc + "=expandable_segments:False"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, environ(tc.base, tc.env)); diff != "" {
+				t.Errorf("environ (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
