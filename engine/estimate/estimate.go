@@ -154,7 +154,7 @@ func newJob(in Input) (*job, error) {
 		return nil, err
 	}
 	j.micro = max(1, in.Layout.GradAccumulation())
-	j.flops = countFLOPs(j.params, j.adapters, in.Model.Layers, in.Model.Heads*in.Model.HeadDim(), in.Model.SeqLen, in.Layout.Recompute)
+	j.flops = countFLOPs(j.params, j.adapters, in.Model.Layers, in.Model.Heads*in.Model.HeadDim(), in.Model.SeqLen, in.Layout.Recompute, fw.SelectiveKeepsProducts)
 	j.links = &links{hw: in.Hardware, cal: in.Calibration, calibrated: map[string]bool{}}
 	if c, ok := in.Calibration.Activation(fw.Name); ok {
 		j.coeff = c

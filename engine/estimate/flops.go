@@ -21,7 +21,10 @@ type flops struct {
 	attention float64
 }
 
-func countFLOPs(params, adapters float64, layers, qDim, seq int, recompute string) flops {
+// countFLOPs counts a step's work per token. keepsProducts is
+// Framework.SelectiveKeepsProducts: its selective recomputation reruns no
+// matrix product, only the forward's element-wise work.
+func countFLOPs(params, adapters float64, layers, qDim, seq int, recompute string, keepsProducts bool) flops {
 	attn := 12 * float64(layers) * float64(qDim) * float64(seq)
 	attnFwd := attn / 3
 	f := flops{attention: attn}
@@ -34,10 +37,15 @@ func countFLOPs(params, adapters float64, layers, qDim, seq int, recompute strin
 	}
 	f.fullEquivalent = 6*(params+adapters) + attn
 	var extra float64
-	switch recompute {
-	case layout.RecomputeSelective:
+	switch {
+	case recompute == layout.RecomputeSelective && keepsProducts:
+		// No FLOPs, but the forward's non-matrix work again.
+		f.executed = f.model
+		f.fullEquivalent += f.forward - attnFwd
+		return f
+	case recompute == layout.RecomputeSelective:
 		extra = attnFwd
-	case layout.RecomputeFull:
+	case recompute == layout.RecomputeFull:
 		extra = f.forward
 	}
 	f.executed = f.model + extra

@@ -50,6 +50,11 @@ type Framework struct {
 	// so under LoRA the inputs only layers without adapters read are not
 	// held.
 	FrozenInputsFreed bool
+	// SelectiveKeepsProducts: selective recomputation keeps every matrix
+	// product's output and the attention output and reruns only the
+	// element-wise work (gpuflow's trainer), instead of Megatron's, which
+	// reruns the attention core and keeps the rest.
+	SelectiveKeepsProducts bool
 	// AllocatorSlack is what PyTorch's caching allocator reserves beyond
 	// the peak it allocates, as a share of the activations: the large
 	// short-lived tensors whose blocks it splits and keeps.

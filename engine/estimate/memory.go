@@ -77,6 +77,25 @@ func layerActivations(s model.Shape, seq, b float64, tp int, sp bool, recompute 
 	return sbh * (replicated + sharded/t)
 }
 
+// productActivations is what a layer keeps under selective recomputation
+// that saves every matrix product's output and the attention output
+// (Framework.SelectiveKeepsProducts), in bf16: the layer's input (2, split
+// under sequence parallelism), the q, k and v projections (2 + 4*kv/heads),
+// the attention output (2), gate and up (4*ffn/h), all split over TP, and
+// the o and down projections' outputs (2 each), which a row-parallel layer
+// holds whole before its reduction.
+func productActivations(s model.Shape, seq, b float64, tp int, sp bool) float64 {
+	h := float64(s.Hidden)
+	sbh := seq * b * h
+	t := float64(tp)
+	input := 2.0
+	if sp {
+		input /= t
+	}
+	sharded := 2 + 4*float64(s.KVHeads)/float64(s.Heads) + 2 + 4*float64(s.FFNHidden)/h
+	return sbh * (input + sharded/t + 4)
+}
+
 // inFlight is how many micro-batches' activations the first pipeline
 // stage holds at its peak: one without pipelining, min(pp, m) under 1F1B,
 // and Megatron's pp*(1 + (pp-1)/(pp*vp)) when interleaved.
@@ -119,12 +138,19 @@ func activations(in activationInput) float64 {
 	n := inFlight(l.PP, layout.VirtualStages(l), in.micro)
 	perLayer := layerActivations(s, seq, b, l.TP, sp, l.Recompute, !in.flashAttn)
 	var total, recomputed float64
-	if l.Recompute == layout.RecomputeFull {
+	switch {
+	case l.Recompute == layout.RecomputeSelective && in.fw.SelectiveKeepsProducts:
+		// The kept products for every layer; the one layer being
+		// recomputed holds its element-wise results besides.
+		kept := productActivations(s, seq, b, l.TP, sp)
+		total = in.coeff * kept * in.layerCount * n
+		recomputed = in.coeff * (layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn) - kept)
+	case l.Recompute == layout.RecomputeFull:
 		// Stored layer inputs are exact tensors; the one layer being
 		// recomputed holds its full set.
 		total = perLayer * in.layerCount * n
 		recomputed = in.coeff * layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn)
-	} else {
+	default:
 		if in.fw.FrozenInputsFreed && in.adapted != nil {
 			perLayer -= frozenInputs(s, seq, b, l.TP, sp, in.adapted)
 		}

@@ -57,7 +57,7 @@ func trainer(name string, compiled bool) Framework {
 		GradCommBytes: 4, ParamCommBytes: 2,
 		ActivationCoefficient: trainerActivation, LogitBytes: trainerLogitBytes, GEMMShare: trainerGEMMShare,
 		StepBytesPerParam: trainerStepBytes, ReserveBytes: trainerReserveBytes, ReserveBytesDistributed: trainerReserveBytesPeer,
-		OverlapDP: true, FSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, AllocatorSlack: trainerAllocatorSlack,
+		OverlapDP: true, FSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, SelectiveKeepsProducts: true, AllocatorSlack: trainerAllocatorSlack,
 		HostSPerLayer: trainerHostSPerLayer, HostSPerAdapter: trainerHostSPerAdapter}
 	if !compiled {
 		f.ActivationCoefficient, f.LogitBytes, f.GEMMShare = trainerEagerActivation, trainerEagerLogitBytes, trainerEagerGEMMShare

@@ -126,6 +126,21 @@ func TestTrainerAccounting(t *testing.T) {
 		t.Errorf("activations: LoRA on attention %d, on all linear layers %d, full training %d; want the first lowest, the others equal",
 			attention.Memory.Activations, all.Memory.Activations, full.Memory.Activations)
 	}
+	one := func(recompute string) *Estimate { return at(b1, trainerLayout(1, 8, 8, true, recompute), nil) }
+	none, selective, recomputed := one(layout.RecomputeNone), one(layout.RecomputeSelective), one(layout.RecomputeFull)
+	if !(recomputed.Memory.Activations < selective.Memory.Activations && selective.Memory.Activations < none.Memory.Activations) {
+		t.Errorf("activations: full recompute %d, selective %d, none %d; want them rising in that order",
+			recomputed.Memory.Activations, selective.Memory.Activations, none.Memory.Activations)
+	}
+	if !(none.StepTimeS < selective.StepTimeS && selective.StepTimeS < recomputed.StepTimeS) {
+		t.Errorf("step time: none %.3f s, selective %.3f s, full %.3f s; want selective's element-wise rerun between the others",
+			none.StepTimeS, selective.StepTimeS, recomputed.StepTimeS)
+	}
+	// 2 (input) + 2 + 4*8/32 (q, k, v) + 2 (attention) + 4*8192/2048 (gate,
+	// up) + 4 (o and down outputs) = 27 sbh.
+	if got, want := productActivations(b1, 4096, 1, 1, false), 27.0*4096*2048; got != want {
+		t.Errorf("productActivations = %.0f, want %.0f (27 sbh)", got, want)
+	}
 	if full.HostWaitS <= 0 || fsdp.HostWaitS != 0 {
 		t.Errorf("host wait: %.3f s for the 114M model, %.3f s for the 1B shape; want some, then none", full.HostWaitS, fsdp.HostWaitS)
 	}
