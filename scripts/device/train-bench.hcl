@@ -3,9 +3,9 @@
 # compute (full sharding), torch.compile: one GPU, or data parallelism over several with
 # the same work per GPU. scripts/device/train-all.sh plans and applies it
 # (the plan's prediction beside what the run measured);
-# scripts/device/train-oos.sh varies it (micro-batch, accumulation,
-# sharding, recomputation, eager) to check the plan on runs it was not
-# fitted to.
+# scripts/device/train-plan.sh varies it (micro-batch, accumulation,
+# sharding, recomputation, eager, tensor and pipeline parallelism) to
+# check the plan against what each run measures.
 #
 #   gpuflow apply -var profile=h200-x1 -var gpus=1 -var data=PREFIX train-bench.hcl
 
@@ -41,6 +41,30 @@ variable "recompute" {
   default = "none"
 }
 
+variable "tp" {
+  type        = number
+  description = "Tensor-parallel degree, with sequence parallelism above 1 (needs tied = false)."
+  default     = 1
+}
+
+variable "pp" {
+  type        = number
+  description = "Pipeline stages (needs tied = false)."
+  default     = 1
+}
+
+variable "vp" {
+  type        = number
+  description = "Model chunks per pipeline rank (interleaved 1F1B above 1)."
+  default     = 1
+}
+
+variable "tied" {
+  type        = bool
+  description = "Tie the input and output embeddings, as Llama-3.2-1B does; the trainer splits untied ones only."
+  default     = true
+}
+
 variable "framework" {
   type        = string
   description = "gpuflow (compiled) or gpuflow-eager (no torch.compile)."
@@ -62,16 +86,21 @@ hardware "gpu" {
 }
 
 model "llama1b" {
-  preset  = "llama3.2-1b"
-  seq_len = 4096
+  preset          = "llama3.2-1b"
+  seq_len         = 4096
+  tied_embeddings = var.tied
 }
 
 layout "fsdp" {
-  dp           = var.gpus
-  fsdp         = var.fsdp
-  micro_batch  = var.micro_batch
-  global_batch = var.micro_batch * var.gpus * var.accumulation
-  recompute    = var.recompute
+  tp                = var.tp
+  pp                = var.pp
+  vp                = var.vp
+  dp                = var.gpus / (var.tp * var.pp)
+  sequence_parallel = var.tp > 1
+  fsdp              = var.fsdp
+  micro_batch       = var.micro_batch
+  global_batch      = var.micro_batch * var.gpus / (var.tp * var.pp) * var.accumulation
+  recompute         = var.recompute
 }
 
 stage "pretrain" "speed" {
