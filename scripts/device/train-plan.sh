@@ -1,0 +1,142 @@
+#!/bin/bash
+# The plan against reality for gpuflow's trainer, on a lent 4x H200
+# machine (kind nvidia-h200-x4) in one call: every run below is planned
+# (plan.json) before any of them starts, then applied, and
+# train_plan_summary.py sets each prediction beside what the run measured.
+#
+#   A  1x H200, Llama-3.2-1B shape, micro-batch 4, compiled
+#   B  the same, eager
+#   C  4x H200, FSDP, the same work per GPU
+#   D  workloads/h200-lab.hcl's pre-train (2x H200), and
+#   E  its LoRA fine-tune, after acceptance and data prep
+#   F  1x H200, 1B shape, micro-batch 8, full recompute
+#   G  2x H200, 1B shape, FSDP, micro-batch 2, two per step
+#   H  1x H200, the h200-lab model, micro-batch 8, four per step
+#   I  2x H200, 1B shape, replicated (ZeRO 0), eager
+#   J  2x H200, 1B shape untied, TP2 with sequence parallelism
+#   K  2x H200, 1B shape untied, PP2 1F1B, micro-batch 2, four per step
+#   L  1x H200, 1B shape, micro-batch 8, selective recompute
+#   M  2x H200, 1B shape untied, PP2 x VP2 interleaved, as K
+#
+# The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M; GPU 0
+# A, F; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C.
+#
+# Here, from the repository root:
+#   mkdir -p .device/train && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" -o .device/train/gpuflow ./cmd/gpuflow && gzip -f .device/train/gpuflow
+# There, with .device/train carried:
+#   timeout -k 15 580 bash scripts/device/train-plan.sh
+# RUNS picks runs (default all, e.g. RUNS=A,F). Results: $OUT/plan-check.md,
+# $OUT/run.log, $OUT/plan-logs.tgz (every plan.json, apply log and state).
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/../.."
+REPO=$(pwd)
+HERE=$REPO/scripts/device
+OUT=${OUT:-/tmp/train-plan}
+WORK=$(mktemp -d)
+mkdir -p "$OUT"
+exec > >(tee "$OUT/run.log") 2>&1
+T0=$(date +%s)
+say() { echo "== $(($(date +%s) - T0))s $*"; }
+RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
+wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
+
+finished=0
+finish() {
+	[ $finished -eq 1 ] && return
+	finished=1
+	say "summary"
+	python3 "$HERE/train_plan_summary.py" "$WORK" --md "$OUT/plan-check.md"
+	for d in "$WORK"/run-*; do echo "-- $(basename "$d")"; tail -n 4 "$d/apply.log" 2>/dev/null; done
+	tar czf "$OUT/plan-logs.tgz" --exclude='*.bin' --exclude='*.idx' --exclude='*.distcp' --exclude=checkpoints \
+		--exclude=gpuflow --exclude='*.safetensors' --exclude=corpus --exclude=random --exclude=small -C "$WORK" . 2>/dev/null
+	say "done"
+}
+trap finish EXIT
+trap 'say "stopped by a signal"; exit 1' TERM INT
+
+GF=$WORK/gpuflow
+gunzip -c .device/train/gpuflow.gz > "$GF" && chmod +x "$GF" || { echo "no .device/train/gpuflow.gz"; exit 1; }
+say "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) x $(nvidia-smi -L | wc -l); $(python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())')"
+
+python3 "$HERE/train_correctness.py" shard "$WORK/random" --vocab 128256 --tokens 2000000 --random
+python3 "$HERE/train_correctness.py" shard "$WORK/small" --vocab 50304 --tokens 3000000 --random
+# The lab pre-trains on the packages' copyright files; the ones that are
+# not UTF-8 (nsight-compute's, on the lent image), which the data prep
+# refuses, are left out.
+python3 - "$WORK/corpus" <<'PY'
+import glob, os, shutil, sys
+os.makedirs(sys.argv[1], exist_ok=True)
+for i, p in enumerate(sorted(glob.glob("/usr/share/doc/*/copyright"))):
+    try:
+        open(p, encoding="utf-8").read()
+    except (UnicodeDecodeError, OSError):
+        continue
+    shutil.copy(p, os.path.join(sys.argv[1], f"{i:04d}.txt"))
+PY
+
+BENCH=$HERE/train-bench.hcl
+ONE="-var profile=h200-x1 -var gpus=1 -var data=$WORK/random"
+TWO="-var profile=h200-x2 -var gpus=2 -var data=$WORK/random"
+# Each run: its folder (D and E share the lab's), the stage it measures,
+# what it is, its workload and variables.
+declare -A DIR ADDR TITLE WL VARS
+run() { DIR[$1]=$2 ADDR[$1]=$3 TITLE[$1]=$4 WL[$1]=$5 VARS[$1]=$6; }
+run A a pretrain.speed "1x H200, 1B shape, micro-batch 4, compiled" "$BENCH" "$ONE"
+run B b pretrain.speed "1x H200, 1B shape, micro-batch 4, eager" "$BENCH" "$ONE -var framework=gpuflow-eager"
+run C c pretrain.speed "4x H200, 1B shape, FSDP, micro-batch 4, compiled" "$BENCH" "-var profile=h200-x4 -var gpus=4 -var data=$WORK/random"
+run D lab pretrain.small "h200-lab pre-train, 2x H200" "$REPO/workloads/h200-lab.hcl" "-var profile=h200-x2 -var corpus=$WORK/corpus/*"
+run E lab finetune.small_lora "h200-lab LoRA fine-tune, 2x H200" "$REPO/workloads/h200-lab.hcl" "-var profile=h200-x2 -var corpus=$WORK/corpus/*"
+run F f pretrain.speed "1x H200, 1B shape, micro-batch 8, full recompute" "$BENCH" "$ONE -var micro_batch=8 -var recompute=full"
+run G g pretrain.speed "2x H200, 1B shape, FSDP, micro-batch 2, 2 per step" "$BENCH" "$TWO -var micro_batch=2 -var accumulation=2"
+run H h pretrain.small "1x H200, h200-lab model, micro-batch 8, 4 per step" "$HERE/train-small.hcl" "-var profile=h200-x1 -var gpus=1 -var data=$WORK/small"
+run I i pretrain.speed "2x H200, 1B shape, replicated (ZeRO 0), eager" "$BENCH" "$TWO -var fsdp=false -var framework=gpuflow-eager"
+run J j pretrain.speed "2x H200, 1B shape untied, TP2 + sequence parallel" "$BENCH" "$TWO -var tp=2 -var tied=false"
+run K k pretrain.speed "2x H200, 1B shape untied, PP2 1F1B, micro-batch 2, 4 per step" "$BENCH" "$TWO -var pp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
+run L l pretrain.speed "1x H200, 1B shape, micro-batch 8, selective recompute" "$BENCH" "$ONE -var micro_batch=8 -var recompute=selective"
+run M m pretrain.speed "2x H200, 1B shape untied, PP2 x VP2 interleaved, micro-batch 2, 4 per step" "$BENCH" "$TWO -var pp=2 -var vp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
+
+# Plan everything first: no prediction sees a measurement.
+: > "$WORK/runs.tsv"
+for id in A B C D E F G H I J K L M; do
+	wanted "$id" || continue
+	d=$WORK/run-${DIR[$id]}
+	printf '%s\t%s\t%s\t%s\n' "$id" "$d" "${ADDR[$id]}" "${TITLE[$id]}" >> "$WORK/runs.tsv"
+	[ -f "$d/plan.json" ] && continue
+	mkdir -p "$d"
+	# shellcheck disable=SC2086 # VARS holds several words
+	(cd "$d" && "$GF" plan -json -no-color ${VARS[$id]} "${WL[$id]}" > plan.json 2> plan.err)
+	say "$id planned: exit $?"
+done
+
+# queue DEVICES LIMIT ID...: apply the runs one after another on DEVICES,
+# each within LIMIT seconds (the lab's within twice that).
+queue() {
+	local devices=$1 limit=$2 id
+	shift 2
+	for id in "$@"; do
+		wanted "$id" || continue
+		local d=$WORK/run-${DIR[$id]} l=$limit
+		[ "$id" = E ] && wanted D && continue # D's apply runs E too
+		[ "$id" = D ] && l=$((2 * limit))
+		# shellcheck disable=SC2086
+		(cd "$d" && CUDA_VISIBLE_DEVICES=$devices GPUFLOW_TRAIN_CHECKPOINT=${CKPT[$id]:-0} timeout -k 15 "$l" "$GF" apply -auto-approve -no-color ${VARS[$id]} "${WL[$id]}" >> apply.log 2>&1)
+		say "$id on GPUs $devices: apply exit $?"
+	done
+}
+# The lab workload checkpoints its pre-train for the fine-tune to start from.
+declare -A CKPT=([D]=1 [E]=1)
+
+say "phase 1: GPUs 2,3 D-E G I M; GPU 0 A F; GPU 1 B H L"
+queue 2,3 140 D E G I M &
+PAIR=$!
+(queue 0 140 A F) &
+G0=$!
+(queue 1 140 B H L) &
+G1=$!
+wait $G0 $G1
+say "phase 2: GPUs 0,1 J K"
+queue 0,1 140 J K
+wait $PAIR
+say "phase 3: GPUs 0-3 C"
+queue 0,1,2,3 140 C
