@@ -154,7 +154,9 @@ func newJob(in Input) (*job, error) {
 		return nil, err
 	}
 	j.micro = max(1, in.Layout.GradAccumulation())
-	j.flops = countFLOPs(j.params, j.adapters, in.Model.Layers, in.Model.Heads*in.Model.HeadDim(), in.Model.SeqLen, in.Layout.Recompute, fw.SelectiveKeepsProducts)
+	j.flops = countFLOPs(flopsInput{params: j.params, layerParams: j.counts.PerLayer * float64(in.Model.Layers), adapters: j.adapters,
+		layers: in.Model.Layers, qDim: in.Model.Heads * in.Model.HeadDim(), seq: in.Model.SeqLen,
+		recompute: in.Layout.Recompute, keepsProducts: fw.SelectiveKeepsProducts})
 	j.links = &links{hw: in.Hardware, cal: in.Calibration, calibrated: map[string]bool{}}
 	if c, ok := in.Calibration.Activation(fw.Name); ok {
 		j.coeff = c
@@ -231,12 +233,16 @@ func (j *job) memory() Memory {
 		trained, frozen = j.stageA, j.stageP
 	}
 	st := shardedStates(j.fw, trained, frozen, j.l.ShardingStage(), j.dataShards())
+	var pool float64
+	if j.fw.GradientPool {
+		pool = st.gradients
+	}
 	if j.fw.GradientsFreed && j.micro == 1 && j.l.PP == 1 {
 		st.gradients = 0
 	}
 	act := activations(activationInput{shape: j.in.Model, layout: j.l, fw: j.fw, coeff: j.coeff,
 		micro: j.micro, flashAttn: true, layerCount: j.layers, adapted: j.adapted})
-	other := j.fw.reserve(j.l.WorldSize()) + j.gathered() + j.fw.AllocatorSlack*act
+	other := j.fw.reserve(j.l.WorldSize()) + j.gathered() + pool + j.fw.AllocatorSlack*act
 	m := Memory{
 		Weights: int64(st.weights), Gradients: int64(st.gradients), Optimizer: int64(st.optimizer),
 		Activations: int64(act), Other: int64(other),

@@ -75,7 +75,7 @@ func TestFLOPsMatchMeasuredMFU(t *testing.T) {
 				}
 				adapters = per * float64(s.Layers)
 			}
-			f := countFLOPs(Count(s).Total(s.Layers), adapters, s.Layers, s.Hidden, s.SeqLen, layout.RecomputeNone, false)
+			f := countFLOPs(flopsInput{params: Count(s).Total(s.Layers), adapters: adapters, layers: s.Layers, qDim: s.Hidden, seq: s.SeqLen, recompute: layout.RecomputeNone})
 			got := tc.tokensPerS * f.model / 989e12
 			if math.Abs(got-tc.wantMFU) > 0.001 {
 				t.Errorf("MFU %.4f, measured.md says %.3f", got, tc.wantMFU)

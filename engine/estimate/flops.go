@@ -21,12 +21,23 @@ type flops struct {
 	attention float64
 }
 
-// countFLOPs counts a step's work per token. keepsProducts is
-// Framework.SelectiveKeepsProducts: its selective recomputation reruns no
-// matrix product, only the forward's element-wise work.
-func countFLOPs(params, adapters float64, layers, qDim, seq int, recompute string, keepsProducts bool) flops {
-	attn := 12 * float64(layers) * float64(qDim) * float64(seq)
+// flopsInput is what a step's FLOP count depends on.
+type flopsInput struct {
+	// params is the whole model, layerParams its transformer layers
+	// alone (what full recomputation runs again), adapters LoRA's.
+	params, layerParams, adapters float64
+	layers, qDim, seq             int
+	recompute                     string
+	// keepsProducts is Framework.SelectiveKeepsProducts: its selective
+	// recomputation reruns no matrix product.
+	keepsProducts bool
+}
+
+// countFLOPs counts a step's work per token.
+func countFLOPs(in flopsInput) flops {
+	attn := 12 * float64(in.layers) * float64(in.qDim) * float64(in.seq)
 	attnFwd := attn / 3
+	params, adapters := in.params, in.adapters
 	f := flops{attention: attn}
 	if adapters > 0 {
 		f.model = 4*params + 6*adapters + attn
@@ -38,15 +49,15 @@ func countFLOPs(params, adapters float64, layers, qDim, seq int, recompute strin
 	f.fullEquivalent = 6*(params+adapters) + attn
 	var extra float64
 	switch {
-	case recompute == layout.RecomputeSelective && keepsProducts:
-		// No FLOPs, but the forward's non-matrix work again.
-		f.executed = f.model
-		f.fullEquivalent += f.forward - attnFwd
-		return f
-	case recompute == layout.RecomputeSelective:
+	case in.recompute == layout.RecomputeSelective && in.keepsProducts:
+		// Only element-wise work runs again, fused into the backward by
+		// torch.compile: run L measured no cost (docs/estimator.md).
+	case in.recompute == layout.RecomputeSelective:
 		extra = attnFwd
-	case recompute == layout.RecomputeFull:
-		extra = f.forward
+	case in.recompute == layout.RecomputeFull:
+		// The layers' forward, not the embeddings' or the output
+		// layer's, which no checkpoint wraps.
+		extra = 2*in.layerParams + 2*adapters + attnFwd
 	}
 	f.executed = f.model + extra
 	f.fullEquivalent += extra

@@ -55,15 +55,27 @@ type Framework struct {
 	// element-wise work (gpuflow's trainer), instead of Megatron's, which
 	// reruns the attention core and keeps the rest.
 	SelectiveKeepsProducts bool
+	// DTensorTP is tensor parallelism as PyTorch's DTensor plans run it in
+	// gpuflow's trainer: under sequence parallelism the gathered inputs of
+	// the attention and the MLP are what their matrix products keep for
+	// the backward (whole, where Megatron keeps the shard and gathers it
+	// again), and the output layer gathers its logits so that every rank
+	// holds the whole vocabulary's.
+	DTensorTP bool
 	// AllocatorSlack is what PyTorch's caching allocator reserves beyond
 	// the peak it allocates, as a share of the activations: the large
 	// short-lived tensors whose blocks it splits and keeps.
 	AllocatorSlack float64
+	// GradientPool: the memory of the gradients, freed after each
+	// optimizer step, stays reserved beyond the allocated peak. FSDP2
+	// makes the reduced gradients on its own stream, and the caching
+	// allocator keeps a stream's freed blocks for that stream, so the next
+	// forward's activations cannot reuse them.
+	GradientPool bool
 	// HostSPerLayer is the host time to launch one layer's forward and
-	// backward for one micro-batch, HostSPerAdapter what each LoRA adapter
-	// of the layer adds. A micro-batch takes at least its layers' host
-	// time: small models wait on the CPU, not the GPU.
-	HostSPerLayer, HostSPerAdapter float64
+	// backward for one micro-batch. A micro-batch takes at least its
+	// layers' host time: small models wait on the CPU, not the GPU.
+	HostSPerLayer float64
 }
 
 // Built-in framework names.

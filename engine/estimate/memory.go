@@ -154,6 +154,11 @@ func activations(in activationInput) float64 {
 		if in.fw.FrozenInputsFreed && in.adapted != nil {
 			perLayer -= frozenInputs(s, seq, b, l.TP, sp, in.adapted)
 		}
+		if sp && in.fw.DTensorTP {
+			// The attention and MLP inputs, gathered from the sequence
+			// shards, are kept whole for the backward.
+			perLayer += 4 * seq * b * h * (1 - 1/t)
+		}
 		total = in.coeff * perLayer * in.layerCount * n
 	}
 	embed := (seq*b*h + 8*seq*b) * n
@@ -164,7 +169,11 @@ func activations(in activationInput) float64 {
 	if l.PP == 1 {
 		// The logits and their gradient are freed before the backward
 		// recomputes its first layer.
-		return total + max(recomputed, (4*seq*b*h+seq*b*float64(s.Vocab)*in.fw.LogitBytes)/t)
+		logits := seq * b * float64(s.Vocab) * in.fw.LogitBytes
+		if !in.fw.DTensorTP {
+			logits /= t
+		}
+		return total + max(recomputed, 4*seq*b*h/t+logits)
 	}
 	return total + recomputed
 }

@@ -74,8 +74,7 @@ func (j *job) parts() stepParts {
 // hostTime is the CPU time to launch one micro-batch's layers on this
 // GPU; the GPU cannot finish them sooner.
 func (j *job) hostTime() float64 {
-	perLayer := j.fw.HostSPerLayer + float64(len(j.adapted))*j.fw.HostSPerAdapter
-	return j.layers * perLayer
+	return j.layers * j.fw.HostSPerLayer
 }
 
 // tokensPerGPU is one micro-batch's tokens divided over the GPUs that

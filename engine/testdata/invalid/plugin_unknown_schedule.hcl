@@ -1,5 +1,5 @@
 # A learning-rate schedule the train plugin does not know.
-# want: 25:14 Unknown schedule
+# want: 26:14 Unknown schedule
 hardware "h" {
   profile = "nebius-h100-8"
 }
@@ -12,6 +12,7 @@ layout "l" {
   tp           = 2
   dp           = 4
   micro_batch  = 1
+  fsdp         = true
   global_batch = 8
 }
 
