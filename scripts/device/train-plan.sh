@@ -18,8 +18,17 @@
 #   L  1x H200, 1B shape, micro-batch 8, selective recompute
 #   M  2x H200, 1B shape untied, PP2 x VP2 interleaved, as K
 #
-# The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M; GPU 0
-# A, F; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C.
+# and, to check the constants fitted to A-M on layouts they did not see
+# (RUNS=N,O,P,Q,R,S):
+#   N  1x H200, 1B shape, micro-batch 2, four per step
+#   O  4x H200, 1B shape, FSDP, micro-batch 8, selective recompute
+#   P  2x H200, 1B shape untied, TP2 + sequence parallel, micro-batch 8, full recompute
+#   Q  4x H200, 1B shape untied, PP2 x DP2 (FSDP), micro-batch 2, four per step
+#   R  1x H200, the h200-lab model, micro-batch 16, two per step
+#   S  4x H200, 1B shape untied, TP2 x DP2 (FSDP), micro-batch 4
+#
+# The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P; GPU 0
+# A, F, N, R; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C, O, Q, S.
 #
 # Here, from the repository root:
 #   mkdir -p .device/train && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" -o .device/train/gpuflow ./cmd/gpuflow && gzip -f .device/train/gpuflow
@@ -39,6 +48,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
+ALL="A B C D E F G H I J K L M N O P Q R S"
 wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
 
 finished=0
@@ -95,10 +105,17 @@ run J j pretrain.speed "2x H200, 1B shape untied, TP2 + sequence parallel" "$BEN
 run K k pretrain.speed "2x H200, 1B shape untied, PP2 1F1B, micro-batch 2, 4 per step" "$BENCH" "$TWO -var pp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
 run L l pretrain.speed "1x H200, 1B shape, micro-batch 8, selective recompute" "$BENCH" "$ONE -var micro_batch=8 -var recompute=selective"
 run M m pretrain.speed "2x H200, 1B shape untied, PP2 x VP2 interleaved, micro-batch 2, 4 per step" "$BENCH" "$TWO -var pp=2 -var vp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
+FOUR="-var profile=h200-x4 -var gpus=4 -var data=$WORK/random"
+run N n pretrain.speed "1x H200, 1B shape, micro-batch 2, 4 per step" "$BENCH" "$ONE -var micro_batch=2 -var accumulation=4"
+run O o pretrain.speed "4x H200, 1B shape, FSDP, micro-batch 8, selective recompute" "$BENCH" "$FOUR -var micro_batch=8 -var recompute=selective"
+run P p pretrain.speed "2x H200, 1B shape untied, TP2 + sequence parallel, micro-batch 8, full recompute" "$BENCH" "$TWO -var tp=2 -var tied=false -var micro_batch=8 -var recompute=full"
+run Q q pretrain.speed "4x H200, 1B shape untied, PP2 x DP2 (FSDP), micro-batch 2, 4 per step" "$BENCH" "$FOUR -var pp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
+run R r pretrain.small "1x H200, h200-lab model, micro-batch 16, 2 per step" "$HERE/train-small.hcl" "-var profile=h200-x1 -var gpus=1 -var micro_batch=16 -var accumulation=2 -var data=$WORK/small"
+run S s pretrain.speed "4x H200, 1B shape untied, TP2 x DP2 (FSDP), micro-batch 4" "$BENCH" "$FOUR -var tp=2 -var tied=false"
 
 # Plan everything first: no prediction sees a measurement.
 : > "$WORK/runs.tsv"
-for id in A B C D E F G H I J K L M; do
+for id in $ALL; do
 	wanted "$id" || continue
 	d=$WORK/run-${DIR[$id]}
 	printf '%s\t%s\t%s\t%s\n' "$id" "$d" "${ADDR[$id]}" "${TITLE[$id]}" >> "$WORK/runs.tsv"
@@ -127,10 +144,10 @@ queue() {
 # The lab workload checkpoints its pre-train for the fine-tune to start from.
 declare -A CKPT=([D]=1 [E]=1)
 
-say "phase 1: GPUs 2,3 D-E G I M; GPU 0 A F; GPU 1 B H L"
-queue 2,3 140 D E G I M &
+say "phase 1: GPUs 2,3 D-E G I M P; GPU 0 A F N R; GPU 1 B H L"
+queue 2,3 140 D E G I M P &
 PAIR=$!
-(queue 0 140 A F) &
+(queue 0 140 A F N R) &
 G0=$!
 (queue 1 140 B H L) &
 G1=$!
@@ -138,5 +155,5 @@ wait $G0 $G1
 say "phase 2: GPUs 0,1 J K"
 queue 0,1 140 J K
 wait $PAIR
-say "phase 3: GPUs 0-3 C"
-queue 0,1,2,3 140 C
+say "phase 3: GPUs 0-3 C O Q S"
+queue 0,1,2,3 140 C O Q S
