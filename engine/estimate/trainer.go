@@ -2,15 +2,12 @@ package estimate
 
 // gpuflow's own trainer (plugins/train/trainer): fp32 weights sharded by
 // FSDP2, bf16 gathers and compute, fp32 gradient reduction, fused AdamW,
-// SDPA, blocks compiled one by one (or not, gpuflow-eager). The fitted
-// figures come from its nine runs on nvidia-h200-x4 (docs/benchmarks.md,
-// "Training"), the Llama-3.2-1B shape at 4,096 tokens unless named: A one
-// H200 compiled, B the same eager, C four H200, D the h200-lab pre-train
-// and E its LoRA fine-tune (114M parameters, two H200), F one H200 at
-// micro-batch 8 with full recomputation, G two H200 at micro-batch 2, two
-// per step, H the h200-lab model on one H200, I two H200 replicated and
-// eager. F to I were first predicted out of sample. docs/estimator.md
-// shows each fit.
+// SDPA, blocks compiled one by one (or not, gpuflow-eager), expandable
+// allocator segments. The fitted figures come from its runs on
+// nvidia-h200-x4 (docs/benchmarks.md, "Plan against measurement"; the
+// runs are listed in trainer_test.go and docs/estimator.md): A-I first,
+// then A-M again with expandable segments; N-S checked the refit out of
+// sample. docs/estimator.md shows each fit.
 const (
 	// trainerGEMMShare, trainerEagerGEMMShare: the GPU-bound runs' step
 	// time less their optimizer step, over the matrix and attention time

@@ -1,7 +1,7 @@
 # gpuflow's trainer on workloads/h200-lab.hcl's model (12 layers, 768
 # wide, 12 heads, 4 key/value heads, vocab 50304, 1024 tokens, tied): a
 # model small enough that the host, not the GPU, sets the pace.
-# scripts/device/train-oos.sh plans and applies it.
+# scripts/device/train-plan.sh plans and applies it (runs H and R).
 #
 #   gpuflow apply -var profile=h200-x1 -var gpus=1 -var data=PREFIX train-small.hcl
 
