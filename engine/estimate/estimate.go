@@ -234,8 +234,16 @@ func (j *job) memory() Memory {
 	}
 	st := shardedStates(j.fw, trained, frozen, j.l.ShardingStage(), j.dataShards())
 	var pool float64
-	if j.fw.GradientPool {
+	if j.fw.GradientPool && (j.micro == 1 || j.l.PP > 1) {
+		// Accumulating without a pipeline, each step's gradients take
+		// the blocks the last step's left.
 		pool = st.gradients
+	}
+	if j.fw.FSDP2 && j.l.PP > 1 {
+		// The pipeline schedule skips the gradient reduction until a
+		// step's last micro-batch, so the stage's gradients build up
+		// whole on every rank.
+		st.gradients = trained * j.fw.GradBytes
 	}
 	if j.fw.GradientsFreed && j.micro == 1 && j.l.PP == 1 {
 		st.gradients = 0

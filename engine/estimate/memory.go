@@ -170,8 +170,13 @@ func activations(in activationInput) float64 {
 		// The logits and their gradient are freed before the backward
 		// recomputes its first layer.
 		logits := seq * b * float64(s.Vocab) * in.fw.LogitBytes
-		if !in.fw.DTensorTP {
+		switch {
+		case !in.fw.DTensorTP:
 			logits /= t
+		case l.TP > 1:
+			// The output layer's own bf16 shard is held beside the
+			// gathered whole.
+			logits += seq * b * float64(s.Vocab) * 2 / t
 		}
 		return total + max(recomputed, 4*seq*b*h/t+logits)
 	}
