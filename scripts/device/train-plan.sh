@@ -27,8 +27,16 @@
 #   R  1x H200, the h200-lab model, micro-batch 16, two per step
 #   S  4x H200, 1B shape untied, TP2 x DP2 (FSDP), micro-batch 4
 #
-# The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P; GPU 0
-# A, F, N, R; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C, O, Q, S.
+# and, against the accounting refined on N-S (RUNS=T,U,V,W,X):
+#   T  4x H200, 1B shape untied, PP4 1F1B, micro-batch 1, eight per step
+#   U  4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4
+#   V  2x H200, 1B shape, FSDP, micro-batch 4, two per step
+#   W  1x H200, 1B shape, micro-batch 4, two per step, full recompute
+#   X  4x H200, 1B shape untied, PP2 x TP2, micro-batch 2, four per step
+#
+# The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V;
+# GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C,
+# O, Q, S, T, U, X.
 #
 # Here, from the repository root:
 #   mkdir -p .device/train && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" -o .device/train/gpuflow ./cmd/gpuflow && gzip -f .device/train/gpuflow
@@ -48,7 +56,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
-ALL="A B C D E F G H I J K L M N O P Q R S"
+ALL="A B C D E F G H I J K L M N O P Q R S T U V W X"
 wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
 
 finished=0
@@ -112,6 +120,11 @@ run P p pretrain.speed "2x H200, 1B shape untied, TP2 + sequence parallel, micro
 run Q q pretrain.speed "4x H200, 1B shape untied, PP2 x DP2 (FSDP), micro-batch 2, 4 per step" "$BENCH" "$FOUR -var pp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
 run R r pretrain.small "1x H200, h200-lab model, micro-batch 16, 2 per step" "$HERE/train-small.hcl" "-var profile=h200-x1 -var gpus=1 -var micro_batch=16 -var accumulation=2 -var data=$WORK/small"
 run S s pretrain.speed "4x H200, 1B shape untied, TP2 x DP2 (FSDP), micro-batch 4" "$BENCH" "$FOUR -var tp=2 -var tied=false"
+run T t pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 1, 8 per step" "$BENCH" "$FOUR -var pp=4 -var tied=false -var micro_batch=1 -var accumulation=8"
+run U u pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4" "$BENCH" "$FOUR -var tp=4 -var tied=false"
+run V v pretrain.speed "2x H200, 1B shape, FSDP, micro-batch 4, 2 per step" "$BENCH" "$TWO -var accumulation=2"
+run W w pretrain.speed "1x H200, 1B shape, micro-batch 4, 2 per step, full recompute" "$BENCH" "$ONE -var accumulation=2 -var recompute=full"
+run X x pretrain.speed "4x H200, 1B shape untied, PP2 x TP2, micro-batch 2, 4 per step" "$BENCH" "$FOUR -var pp=2 -var tp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
 
 # Plan everything first: no prediction sees a measurement.
 : > "$WORK/runs.tsv"
@@ -144,10 +157,10 @@ queue() {
 # The lab workload checkpoints its pre-train for the fine-tune to start from.
 declare -A CKPT=([D]=1 [E]=1)
 
-say "phase 1: GPUs 2,3 D-E G I M P; GPU 0 A F N R; GPU 1 B H L"
-queue 2,3 140 D E G I M P &
+say "phase 1: GPUs 2,3 D-E G I M P V; GPU 0 A F N R W; GPU 1 B H L"
+queue 2,3 140 D E G I M P V &
 PAIR=$!
-(queue 0 140 A F N R) &
+(queue 0 140 A F N R W) &
 G0=$!
 (queue 1 140 B H L) &
 G1=$!
@@ -155,5 +168,5 @@ wait $G0 $G1
 say "phase 2: GPUs 0,1 J K"
 queue 0,1 140 J K
 wait $PAIR
-say "phase 3: GPUs 0-3 C O Q S"
-queue 0,1,2,3 140 C O Q S
+say "phase 3: GPUs 0-3 C O Q S T U X"
+queue 0,1,2,3 140 C O Q S T U X
