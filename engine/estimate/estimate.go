@@ -227,10 +227,37 @@ func (j *job) trainable() float64 {
 // data parallel times context parallel, as Megatron forms it.
 func (j *job) dataShards() int { return j.l.DP * j.l.CP }
 
+// memory is the most loaded GPU's peak: the first pipeline stage's, or
+// under plain 1F1B the last stage's where its output layer and logits
+// outweigh the first stage's micro-batches in flight.
 func (j *job) memory() Memory {
-	trained, frozen := j.stageP, 0.0
+	first := j.stageMemory(j.stageP, false)
+	if j.l.PP == 1 || layout.VirtualStages(j.l) > 1 {
+		return first
+	}
+	if last := j.stageMemory(j.lastStageParams(), true); last.Total > first.Total {
+		return last
+	}
+	return first
+}
+
+// lastStageParams is what the last pipeline stage holds: its layers, the
+// output layer (a copy of the embedding when tied) and the final norm,
+// split over TP.
+func (j *job) lastStageParams() float64 {
+	output := j.counts.Output
+	if output == 0 {
+		output = j.counts.Embedding
+	}
+	return (j.counts.PerLayer*j.layers + output + j.counts.Extra) / float64(j.l.TP)
+}
+
+// stageMemory is the peak of a GPU of a stage holding params (before DP
+// sharding); last is the last of several pipeline stages.
+func (j *job) stageMemory(params float64, last bool) Memory {
+	trained, frozen := params, 0.0
 	if j.in.LoRA != nil {
-		trained, frozen = j.stageA, j.stageP
+		trained, frozen = j.stageA, params
 	}
 	st := shardedStates(j.fw, trained, frozen, j.l.ShardingStage(), j.dataShards())
 	var pool float64
@@ -249,8 +276,8 @@ func (j *job) memory() Memory {
 		st.gradients = 0
 	}
 	act := activations(activationInput{shape: j.in.Model, layout: j.l, fw: j.fw, coeff: j.coeff,
-		micro: j.micro, flashAttn: true, layerCount: j.layers, adapted: j.adapted})
-	other := j.fw.reserve(j.l.WorldSize()) + j.gathered() + pool + j.fw.AllocatorSlack*act
+		micro: j.micro, flashAttn: true, layerCount: j.layers, adapted: j.adapted, lastStage: last})
+	other := j.fw.reserve(j.l.WorldSize()) + j.gathered(params) + pool + j.fw.AllocatorSlack*act
 	m := Memory{
 		Weights: int64(st.weights), Gradients: int64(st.gradients), Optimizer: int64(st.optimizer),
 		Activations: int64(act), Other: int64(other),
@@ -263,16 +290,16 @@ func (j *job) memory() Memory {
 // and FSDP hold the layer in use and the one prefetched; FSDP2 as
 // gpuflow's trainer runs it also holds the root module at stage 3, and
 // every weight from the forward to the backward below it.
-func (j *job) gathered() float64 {
+func (j *job) gathered(stageP float64) float64 {
 	t := float64(j.l.TP)
 	layer := j.counts.PerLayer / t * j.fw.ParamCommBytes
 	stage := j.l.ShardingStage()
 	switch {
 	case j.fw.FSDP2 && stage == 3:
-		root := j.stageP - j.counts.PerLayer*j.layers/t
+		root := stageP - j.counts.PerLayer*j.layers/t
 		return root*j.fw.ParamCommBytes + 2*layer
 	case j.fw.FSDP2:
-		return (j.stageP + j.stageA) * j.fw.ParamCommBytes
+		return (stageP + j.stageA) * j.fw.ParamCommBytes
 	case stage == 3 && j.dataShards() > 1:
 		return 2 * layer
 	}

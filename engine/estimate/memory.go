@@ -122,12 +122,16 @@ type activationInput struct {
 	layerCount float64 // layers on the first stage
 	// adapted names the matrices with LoRA adapters; nil trains all.
 	adapted map[string]bool
+	// lastStage is the last of several pipeline stages under plain 1F1B:
+	// one micro-batch in flight, and the output layer's input and logits.
+	lastStage bool
 }
 
-// activations is the first stage's activation memory: its layers for
-// every in-flight micro-batch, the embedding output, and with one pipeline
-// stage the output layer's input and logits. Megatron's own formula makes
-// the same choices.
+// activations is a stage's activation memory: the first stage's layers
+// for every in-flight micro-batch and the embedding output, and with one
+// pipeline stage the output layer's input and logits too (Megatron's own
+// formula makes the same choices); the last of several stages holds one
+// micro-batch and the output layer's input and logits.
 func activations(in activationInput) float64 {
 	l, s := in.layout, in.shape
 	seq := float64(s.SeqLen) / float64(l.CP)
@@ -136,6 +140,9 @@ func activations(in activationInput) float64 {
 	t := float64(l.TP)
 	sp := l.SequenceParallel && l.TP > 1
 	n := inFlight(l.PP, layout.VirtualStages(l), in.micro)
+	if in.lastStage {
+		n = 1
+	}
 	perLayer := layerActivations(s, seq, b, l.TP, sp, l.Recompute, !in.flashAttn)
 	var total, recomputed float64
 	switch {
@@ -161,12 +168,14 @@ func activations(in activationInput) float64 {
 		}
 		total = in.coeff * perLayer * in.layerCount * n
 	}
-	embed := (seq*b*h + 8*seq*b) * n
-	if sp {
-		embed /= t
+	if !in.lastStage {
+		embed := (seq*b*h + 8*seq*b) * n
+		if sp {
+			embed /= t
+		}
+		total += embed
 	}
-	total += embed
-	if l.PP == 1 {
+	if l.PP == 1 || in.lastStage {
 		// The logits and their gradient are freed before the backward
 		// recomputes its first layer.
 		logits := seq * b * float64(s.Vocab) * in.fw.LogitBytes
