@@ -34,6 +34,10 @@
 #   W  1x H200, 1B shape, micro-batch 4, two per step, full recompute
 #   X  4x H200, 1B shape untied, PP2 x TP2, micro-batch 2, four per step
 #
+# and, to take apart what T and U cost beyond the plan (RUNS=U2,U8,UE,T2,T4):
+#   U2, U8  U at micro-batch 2 and 8; UE  U eager
+#   T2, T4  T at micro-batch 2 and 4, four per step
+#
 # The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V;
 # GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C,
 # O, Q, S, T, U, X.
@@ -56,7 +60,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
-ALL="A B C D E F G H I J K L M N O P Q R S T U V W X"
+ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4"
 wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
 
 finished=0
@@ -125,6 +129,11 @@ run U u pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro
 run V v pretrain.speed "2x H200, 1B shape, FSDP, micro-batch 4, 2 per step" "$BENCH" "$TWO -var accumulation=2"
 run W w pretrain.speed "1x H200, 1B shape, micro-batch 4, 2 per step, full recompute" "$BENCH" "$ONE -var accumulation=2 -var recompute=full"
 run X x pretrain.speed "4x H200, 1B shape untied, PP2 x TP2, micro-batch 2, 4 per step" "$BENCH" "$FOUR -var pp=2 -var tp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
+run U2 u2 pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 2" "$BENCH" "$FOUR -var tp=4 -var tied=false -var micro_batch=2"
+run U8 u8 pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 8" "$BENCH" "$FOUR -var tp=4 -var tied=false -var micro_batch=8"
+run UE ue pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, eager" "$BENCH" "$FOUR -var tp=4 -var tied=false -var framework=gpuflow-eager"
+run T2 t2 pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 2, 4 per step" "$BENCH" "$FOUR -var pp=4 -var tied=false -var micro_batch=2 -var accumulation=4"
+run T4 t4 pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 4, 4 per step" "$BENCH" "$FOUR -var pp=4 -var tied=false -var micro_batch=4 -var accumulation=4"
 
 # Plan everything first: no prediction sees a measurement.
 : > "$WORK/runs.tsv"
@@ -168,5 +177,5 @@ wait $G0 $G1
 say "phase 2: GPUs 0,1 J K"
 queue 0,1 140 J K
 wait $PAIR
-say "phase 3: GPUs 0-3 C O Q S T U X"
-queue 0,1,2,3 140 C O Q S T U X
+say "phase 3: GPUs 0-3 C O Q S T U X U2 U8 UE T2 T4"
+queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4
