@@ -12,6 +12,9 @@ const (
 	bubbleWarnFraction  = 0.2
 	exposedDPWarnOfStep = 0.1
 	tpCommWarnOfCompute = 0.5
+	// dtensorTPMeasured is the largest tp whose throughput gpuflow's
+	// trainer matched its plan at (runs J, S, X); tp = 4 did not (U).
+	dtensorTPMeasured = 2
 	gib                 = 1 << 30
 )
 
@@ -32,6 +35,10 @@ func (j *job) findings(e *Estimate) []layout.Finding {
 		fs = append(fs, warn("bubble-over-20", "global_batch",
 			"the pipeline bubble is %.0f%% of compute ((pp-1)/(vp*m) with %d micro-batches); raise global_batch, lower micro_batch or pp, or interleave with vp.",
 			100*e.BubbleFraction, j.micro))
+	}
+	if j.fw.DTensorTP && j.l.TP > dtensorTPMeasured {
+		fs = append(fs, warn("tp-cost-unmodelled", "tp",
+			"gpuflow's trainer ran tp = 4 on H200 at 0.45-0.86x the planned tokens/s: about 7 ms per layer per micro-batch beyond the GPU work, which this estimate leaves out (docs/benchmarks.md); expect less, most at small micro-batches, or keep tp at 2 and spread the rest over dp."))
 	}
 	if tp := e.ExposedCommS.TP; tp > tpCommWarnOfCompute*e.ComputeS {
 		fs = append(fs, warn("tp-comm-heavy", "tp",
