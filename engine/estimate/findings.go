@@ -15,7 +15,7 @@ const (
 	// dtensorTPMeasured is the largest tp whose throughput gpuflow's
 	// trainer matched its plan at (runs J, S, X); tp = 4 did not (U).
 	dtensorTPMeasured = 2
-	gib                 = 1 << 30
+	gib               = 1 << 30
 )
 
 func (j *job) findings(e *Estimate) []layout.Finding {
