@@ -28,6 +28,7 @@ import model as M
 import parallel
 from data import Batches, DataError, TokenShards
 from lora import adapter_params, add_adapters, is_adapter, merge_into_base
+from stepprofile import StepProfiler
 from report import Reporter, Throughput, TrainerError, lr_at, warmup_steps_to_skip
 
 MAX_GRAD_NORM = 1.0
@@ -196,7 +197,9 @@ class Trainer:
         every = cfg.get("checkpoint_every") or 0
         last = cfg.get("resume_from") or ""
         torch.cuda.reset_peak_memory_stats(self.device)
+        prof = StepProfiler(steps, self.rank)
         for s in range(start, steps):
+            prof.before(s)
             t0 = time.perf_counter()
             lr = lr_at(s, cfg)
             for o in self.optimizers:
@@ -210,6 +213,7 @@ class Trainer:
                 o.zero_grad(set_to_none=True)
             loss, stop = self._reduce(local)
             dt = time.perf_counter() - t0
+            prof.after(s)
             thr.add(dt)
             k = s + 1
             if not math.isfinite(loss):
