@@ -37,6 +37,8 @@
 # and, to take apart what T and U cost beyond the plan (RUNS=U2,U8,UE,T2,T4):
 #   U2, U8  U at micro-batch 2 and 8; UE  U eager
 #   T2, T4  T at micro-batch 2 and 4, four per step
+#   UP      U with NCCL_PROTO=Simple (NCCL picked the LL protocol for U's
+#           tensor-parallel all-gathers)
 #
 # The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V;
 # GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C,
@@ -60,7 +62,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
-ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4"
+ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP"
 wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
 
 finished=0
@@ -134,6 +136,7 @@ run U8 u8 pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, mic
 run UE ue pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, eager" "$BENCH" "$FOUR -var tp=4 -var tied=false -var framework=gpuflow-eager"
 run T2 t2 pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 2, 4 per step" "$BENCH" "$FOUR -var pp=4 -var tied=false -var micro_batch=2 -var accumulation=4"
 run T4 t4 pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 4, 4 per step" "$BENCH" "$FOUR -var pp=4 -var tied=false -var micro_batch=4 -var accumulation=4"
+run UP up pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, NCCL_PROTO=Simple" "$BENCH" "$FOUR -var tp=4 -var tied=false"
 
 # Plan everything first: no prediction sees a measurement.
 : > "$WORK/runs.tsv"
@@ -158,13 +161,15 @@ queue() {
 		local d=$WORK/run-${DIR[$id]} l=$limit
 		[ "$id" = E ] && wanted D && continue # D's apply runs E too
 		[ "$id" = D ] && l=$((2 * limit))
-		# shellcheck disable=SC2086
-		(cd "$d" && CUDA_VISIBLE_DEVICES=$devices GPUFLOW_TRAIN_CHECKPOINT=${CKPT[$id]:-0} timeout -k 15 "$l" "$GF" apply -auto-approve -no-color ${VARS[$id]} "${WL[$id]}" >> apply.log 2>&1)
+		# shellcheck disable=SC2086 # EXTRA holds NAME=value words
+		(cd "$d" && env ${EXTRA[$id]:-} CUDA_VISIBLE_DEVICES=$devices GPUFLOW_TRAIN_CHECKPOINT=${CKPT[$id]:-0} timeout -k 15 "$l" "$GF" apply -auto-approve -no-color ${VARS[$id]} "${WL[$id]}" >> apply.log 2>&1)
 		say "$id on GPUs $devices: apply exit $?"
 	done
 }
 # The lab workload checkpoints its pre-train for the fine-tune to start from.
 declare -A CKPT=([D]=1 [E]=1)
+# Extra environment for a run's apply (the plan does not see it).
+declare -A EXTRA=([UP]="NCCL_PROTO=Simple")
 
 say "phase 1: GPUs 2,3 D-E G I M P V; GPU 0 A F N R W; GPU 1 B H L"
 queue 2,3 140 D E G I M P V &
@@ -178,4 +183,4 @@ say "phase 2: GPUs 0,1 J K"
 queue 0,1 140 J K
 wait $PAIR
 say "phase 3: GPUs 0-3 C O Q S T U X U2 U8 UE T2 T4"
-queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4
+queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4 UP
