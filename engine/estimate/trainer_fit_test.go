@@ -1,0 +1,133 @@
+package estimate
+
+import (
+	"math"
+	"testing"
+)
+
+// fittedRuns are the runs the trainer's memory and host constants were
+// fitted to: A-M, the first call with expandable segments.
+func fittedRuns(t *testing.T) map[string]trainerRun {
+	t.Helper()
+	out := map[string]trainerRun{}
+	for name, r := range trainerRuns() {
+		if name[1] == ' ' && name[0] >= 'A' && name[0] <= 'M' {
+			out[name] = r
+		}
+	}
+	if len(out) != 13 {
+		t.Fatalf("found %d of the 13 fitted runs A-M", len(out))
+	}
+	return out
+}
+
+// leastSquares solves min |W(Ax - y)| by the normal equations; rows are
+// weighted by w.
+func leastSquares(a [][]float64, y, w []float64) []float64 {
+	n := len(a[0])
+	m := make([][]float64, n)
+	for i := range m {
+		m[i] = make([]float64, n+1)
+		for k, row := range a {
+			for j := range n {
+				m[i][j] += w[k] * w[k] * row[i] * row[j]
+			}
+			m[i][n] += w[k] * w[k] * row[i] * y[k]
+		}
+	}
+	for c := range n {
+		for r := range n {
+			if r != c {
+				f := m[r][c] / m[c][c]
+				for j := c; j <= n; j++ {
+					m[r][j] -= f * m[c][j]
+				}
+			}
+		}
+	}
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = m[i][n] / m[i][i]
+	}
+	return x
+}
+
+// TestTrainerFit refits the trainer's fitted constants to A-M from the
+// measurements in trainerRuns, so that docs/estimator.md's figures are
+// reproduced here (go test -v -run TestTrainerFit ./engine/estimate/), and
+// fails if a constant drifts from its fit.
+func TestTrainerFit(t *testing.T) {
+	t.Parallel()
+	runs := fittedRuns(t)
+	var rows [][]float64
+	var y, w []float64
+	var hostRuns []float64
+	var gpuBound []float64
+	for _, r := range runs {
+		e, err := Compute(r.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw, err := LookupFramework(r.in.Framework)
+		if err != nil {
+			t.Fatal(err)
+		}
+		world := r.in.Layout.WorldSize()
+		act := float64(e.Memory.Activations)
+		// What the reserve and the eager slack have to explain: the
+		// measured peak less everything else the accounting counts.
+		fixed := float64(e.Memory.Total) - fw.reserve(world) - fw.AllocatorSlack*act
+		eager := 0.0
+		if r.in.Framework == FrameworkGpuflowEager {
+			eager = act
+		}
+		one, peers := 0.0, 1.0
+		if world == 1 {
+			one, peers = 1, 0
+		}
+		rows = append(rows, []float64{one, peers, eager})
+		y = append(y, r.peakBytes-fixed)
+		w = append(w, 1/r.peakBytes)
+		switch {
+		case e.HostWaitS > 0:
+			// Host-bound: the measured step, less the optimizer, over
+			// each micro-batch's layers.
+			step := float64(r.in.Layout.GlobalBatch*r.in.Model.SeqLen) / r.tokensPerS
+			micro := float64(max(1, r.in.Layout.GradAccumulation()))
+			hostRuns = append(hostRuns, (step-e.OptimizerS)/(micro*float64(r.in.Model.Layers)))
+		case r.in.Framework == FrameworkGpuflow:
+			gpuBound = append(gpuBound, e.TokensPerS/r.tokensPerS-1)
+		}
+	}
+	fit := leastSquares(rows, y, w)
+	mean := func(xs []float64) float64 {
+		var s float64
+		for _, x := range xs {
+			s += x
+		}
+		return s / float64(len(xs))
+	}
+	checks := []struct {
+		name          string
+		fitted, value float64
+		tol           float64
+	}{
+		{"reserve, one GPU (bytes)", fit[0], trainerReserveBytes, 0.05},
+		{"reserve, with peers (bytes)", fit[1], trainerReserveBytesPeer, 0.05},
+		{"eager allocator slack", fit[2], trainerEagerAllocatorSlack, 0.10},
+		{"host per layer (s)", mean(hostRuns), trainerHostSPerLayer, 0.03},
+	}
+	for _, c := range checks {
+		t.Logf("%s: fit %.4g, constant %.4g", c.name, c.fitted, c.value)
+		if !within(c.fitted, c.value, c.tol) {
+			t.Errorf("%s: constant %.4g, refit to A-M gives %.4g (tolerance %.0f%%)", c.name, c.value, c.fitted, 100*c.tol)
+		}
+	}
+	// The GEMM share was fitted to A-I; over the GPU-bound compiled runs
+	// of A-M it must still be right on average.
+	bias := mean(gpuBound)
+	t.Logf("GEMM share: mean tokens/s error over %d GPU-bound compiled runs %+.1f%%", len(gpuBound), 100*bias)
+	if math.Abs(bias) > 0.02 {
+		t.Errorf("GEMM share %.3f: the GPU-bound compiled runs are off by %+.1f%% on average; refit it", trainerGEMMShare, 100*bias)
+	}
+}
