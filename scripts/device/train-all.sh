@@ -69,20 +69,8 @@ plan_apply() {
 	say "$(basename "$dir") apply exit $?"
 }
 
-# The lab pre-trains on the packages' copyright files; some are not UTF-8
-# (nsight-compute's, on the lent image), which the data prep refuses, so
-# the valid ones are copied aside and given as the corpus.
-python3 - "$WORK/corpus" <<'PY'
-import glob, os, shutil, sys
-os.makedirs(sys.argv[1], exist_ok=True)
-for i, p in enumerate(sorted(glob.glob("/usr/share/doc/*/copyright"))):
-    try:
-        open(p, encoding="utf-8").read()
-    except (UnicodeDecodeError, OSError):
-        print("corpus: left out", p)
-        continue
-    shutil.copy(p, os.path.join(sys.argv[1], f"{i:04d}.txt"))
-PY
+# The lab pre-trains on the image's copyright files (lab_corpus.py).
+python3 "$HERE/lab_corpus.py" "$WORK/corpus"
 
 say "phase 1: lab on GPUs 2,3; speed on GPU 0; baseline, tests, reference, eager speed on GPU 1"
 LAB=""

@@ -85,19 +85,8 @@ say "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -
 
 python3 "$HERE/train_correctness.py" shard "$WORK/random" --vocab 128256 --tokens 2000000 --random
 python3 "$HERE/train_correctness.py" shard "$WORK/small" --vocab 50304 --tokens 3000000 --random
-# The lab pre-trains on the packages' copyright files; the ones that are
-# not UTF-8 (nsight-compute's, on the lent image), which the data prep
-# refuses, are left out.
-python3 - "$WORK/corpus" <<'PY'
-import glob, os, shutil, sys
-os.makedirs(sys.argv[1], exist_ok=True)
-for i, p in enumerate(sorted(glob.glob("/usr/share/doc/*/copyright"))):
-    try:
-        open(p, encoding="utf-8").read()
-    except (UnicodeDecodeError, OSError):
-        continue
-    shutil.copy(p, os.path.join(sys.argv[1], f"{i:04d}.txt"))
-PY
+# The lab pre-trains on the image's copyright files (lab_corpus.py).
+python3 "$HERE/lab_corpus.py" "$WORK/corpus"
 
 BENCH=$HERE/train-bench.hcl
 ONE="-var profile=h200-x1 -var gpus=1 -var data=$WORK/random"

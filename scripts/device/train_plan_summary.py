@@ -10,11 +10,7 @@ memory_bytes.total predicts.
 import argparse
 import os
 
-from train_summary import estimate, load, outputs, pct
-
-
-def gib(b):
-    return f"{b / 2**30:.2f}" if b else "n/a"
+from train_summary import estimate, gib, load, outputs, pct
 
 
 def rows(work):
@@ -37,8 +33,8 @@ def main():
         ptps, pmem = est.get("tokens_per_s"), (est.get("memory_bytes") or {}).get("total")
         tps, mem, alloc = out.get("tokens_per_s"), out.get("peak_memory_bytes"), out.get("peak_allocated_bytes")
         note = status if not err else f"{status}: {err[:160]}"
-        lines.append(f"| {run_id} {title} | {ptps or 0:,.0f} | {tps or 0:,.0f} | {pct(ptps, tps)} | {gib(pmem)} | "
-                     f"{gib(mem)} ({gib(alloc)}) | {pct(pmem, mem)} | {note} |")
+        lines.append(f"| {run_id} {title} | {ptps or 0:,.0f} | {tps or 0:,.0f} | {pct(ptps, tps)} | {gib(pmem, 2)} | "
+                     f"{gib(mem, 2)} ({gib(alloc, 2)}) | {pct(pmem, mem)} | {note} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.md:

@@ -56,8 +56,8 @@ def pct(got, want):
     return f"{(got - want) / want:+.1%}" if got and want else "n/a"
 
 
-def gib(b):
-    return f"{b / 2**30:.1f}" if b else "n/a"
+def gib(b, digits=1):
+    return f"{b / 2**30:.{digits}f}" if b else "n/a"
 
 
 RUNS = [
