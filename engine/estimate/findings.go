@@ -38,7 +38,8 @@ func (j *job) findings(e *Estimate) []layout.Finding {
 	}
 	if j.fw.DTensorTP && j.l.TP > dtensorTPMeasured {
 		fs = append(fs, warn("tp-cost-unmodelled", "tp",
-			"gpuflow's trainer ran tp = 4 on H200 at 0.45-0.86x the planned tokens/s: about 7 ms per layer per micro-batch beyond the GPU work, which this estimate leaves out (docs/benchmarks.md); expect less, most at small micro-batches, or keep tp at 2 and spread the rest over dp."))
+			"tp = %d is above the %d this estimate was measured right at: gpuflow's trainer ran tp = 4 on H200 at 0.45-0.86x the planned tokens/s, about 7 ms per layer per micro-batch beyond the GPU work (docs/benchmarks.md); expect less, most at small micro-batches, or keep tp at %d and spread the rest over dp.",
+			j.l.TP, dtensorTPMeasured, dtensorTPMeasured))
 	}
 	if tp := e.ExposedCommS.TP; tp > tpCommWarnOfCompute*e.ComputeS {
 		fs = append(fs, warn("tp-comm-heavy", "tp",
