@@ -39,6 +39,8 @@
 #   T2, T4  T at micro-batch 2 and 4, four per step
 #   UP      U with NCCL_PROTO=Simple (NCCL picked the LL protocol for U's
 #           tensor-parallel all-gathers)
+#   UH      U with TORCH_NCCL_HIGH_PRIORITY=1 (NCCL's streams ahead of the
+#           products' when both have kernels ready)
 #
 # The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V;
 # GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C,
@@ -49,7 +51,9 @@
 # There, with .device/train carried:
 #   timeout -k 15 580 bash scripts/device/train-plan.sh
 # RUNS picks runs (default all, e.g. RUNS=A,F). Results: $OUT/plan-check.md,
-# $OUT/run.log, $OUT/plan-logs.tgz (every plan.json, apply log and state).
+# $OUT/run.log, $OUT/plan-logs.tgz (every plan.json, apply log and state);
+# with GPUFLOW_TRAIN_PROFILE=N exported, $OUT/traces.tgz and each profiled
+# run's trace_summary.py table in run.log.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/../.."
@@ -62,7 +66,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
-ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP"
+ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP UH"
 wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
 
 finished=0
@@ -72,7 +76,15 @@ finish() {
 	say "summary"
 	python3 "$HERE/train_plan_summary.py" "$WORK" --md "$OUT/plan-check.md"
 	for d in "$WORK"/run-*; do echo "-- $(basename "$d")"; tail -n 4 "$d/apply.log" 2>/dev/null; done
-	tar czf "$OUT/plan-logs.tgz" --exclude='*.bin' --exclude='*.idx' --exclude='*.distcp' --exclude=checkpoints \
+	# Profiled runs (GPUFLOW_TRAIN_PROFILE=N): each one's timeline across
+	# ranks; the traces travel apart from the logs, being large.
+	for d in "$WORK"/run-*; do
+		compgen -G "$d/.gpuflow/runs/*/*/profile-rank*.trace.json.gz" > /dev/null || continue
+		echo "-- $(basename "$d"): trace_summary.py"
+		python3 "$HERE/trace_summary.py" "$d" | tee "$d/trace-summary.md"
+	done
+	(cd "$WORK" && find . -name 'profile-rank*.trace.json.gz' -print0 | tar czf "$OUT/traces.tgz" --null -T - 2>/dev/null)
+	tar czf "$OUT/plan-logs.tgz" --exclude='*.trace.json.gz' --exclude='*.bin' --exclude='*.idx' --exclude='*.distcp' --exclude=checkpoints \
 		--exclude=gpuflow --exclude='*.safetensors' --exclude=corpus --exclude=random --exclude=small -C "$WORK" . 2>/dev/null
 	say "done"
 }
@@ -126,6 +138,7 @@ run UE ue pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, mic
 run T2 t2 pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 2, 4 per step" "$BENCH" "$FOUR -var pp=4 -var tied=false -var micro_batch=2 -var accumulation=4"
 run T4 t4 pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 4, 4 per step" "$BENCH" "$FOUR -var pp=4 -var tied=false -var micro_batch=4 -var accumulation=4"
 run UP up pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, NCCL_PROTO=Simple" "$BENCH" "$FOUR -var tp=4 -var tied=false"
+run UH uh pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, NCCL streams at high priority" "$BENCH" "$FOUR -var tp=4 -var tied=false"
 
 # Plan everything first: no prediction sees a measurement.
 : > "$WORK/runs.tsv"
@@ -158,7 +171,7 @@ queue() {
 # The lab workload checkpoints its pre-train for the fine-tune to start from.
 declare -A CKPT=([D]=1 [E]=1)
 # Extra environment for a run's apply (the plan does not see it).
-declare -A EXTRA=([UP]="NCCL_PROTO=Simple")
+declare -A EXTRA=([UP]="NCCL_PROTO=Simple" [UH]="TORCH_NCCL_HIGH_PRIORITY=1")
 
 say "phase 1: GPUs 2,3 D-E G I M P V; GPU 0 A F N R W; GPU 1 B H L"
 queue 2,3 140 D E G I M P V &
@@ -172,4 +185,4 @@ say "phase 2: GPUs 0,1 J K"
 queue 0,1 140 J K
 wait $PAIR
 say "phase 3: GPUs 0-3 C O Q S T U X U2 U8 UE T2 T4"
-queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4 UP
+queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4 UP UH

@@ -2,10 +2,14 @@
 step time goes: GPUFLOW_TRAIN_PROFILE=N profiles N steps after the first
 tenth, and each rank writes profile-rank<R>.txt in the run folder: the
 steps' wall time and the operators and kernels that took the most host
-and device time.
+and device time; and profile-rank<R>.trace.json.gz, the timeline
+(Chrome trace format), which scripts/device/trace_summary.py reads across
+ranks to tell a collective's transfer from its wait for the other ranks.
 """
 
+import gzip
 import os
+import shutil
 import time
 
 import torch
@@ -59,4 +63,15 @@ class StepProfiler:
             lines.append(events.table(sort_by=key, row_limit=25, max_name_column_width=60))
         with open(f"profile-rank{self.rank}.txt", "w") as f:
             f.write("\n".join(lines))
+        self._export_trace()
         self.prof = None
+
+    def _export_trace(self):
+        # Written whole under a temporary name, then renamed: a reader never
+        # sees half a trace.
+        raw, final = f"profile-rank{self.rank}.trace.json", f"profile-rank{self.rank}.trace.json.gz"
+        self.prof.export_chrome_trace(raw)
+        with open(raw, "rb") as src, gzip.open(final + ".tmp", "wb", compresslevel=6) as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(final + ".tmp", final)
+        os.remove(raw)
