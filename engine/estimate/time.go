@@ -1,6 +1,8 @@
 package estimate
 
 import (
+	"math"
+
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/hardware"
 )
@@ -44,7 +46,7 @@ func (j *job) time(e *Estimate) {
 	m := float64(j.micro)
 	vp := float64(layout.VirtualStages(l))
 	gpu := p.microCompute + p.tp + p.pp + p.cpExposed + p.shardedExposedMicro
-	micro := max(gpu, j.hostTime())
+	micro := j.microTime(gpu, j.hostTime())
 	slots := m + float64(l.PP-1)/vp
 	e.StepTimeS = micro*slots + p.dpExposed + p.optimizer
 	e.HostWaitS = (micro - gpu) * slots
@@ -74,7 +76,20 @@ func (j *job) parts() stepParts {
 // hostTime is the CPU time to launch one micro-batch's layers on this
 // GPU; the GPU cannot finish them sooner.
 func (j *job) hostTime() float64 {
-	return j.layers * j.fw.HostSPerLayer
+	perLayer := j.fw.HostSPerLayer
+	if j.l.TP > 1 {
+		perLayer += j.tpCollectivesPerLayer() * float64(j.l.TP-1) * j.fw.HostSPerTPCollectiveStep
+	}
+	return j.layers * perLayer
+}
+
+// microTime is one micro-batch's time from its GPU and host times.
+func (j *job) microTime(gpu, host float64) float64 {
+	p := j.fw.CouplingExponent
+	if p == 0 || (j.l.TP == 1 && j.l.PP == 1) {
+		return max(gpu, host)
+	}
+	return math.Pow(math.Pow(gpu, p)+math.Pow(host, p), 1/p)
 }
 
 // tokensPerGPU is one micro-batch's tokens divided over the GPUs that
@@ -132,11 +147,25 @@ func (j *job) tensorParallel(p *stepParts) {
 		return
 	}
 	bytes := float64(s.SeqLen/l.CP*l.MicroBatch*s.Hidden) * 2
-	perLayer := 4.0
-	if l.Recompute == layout.RecomputeFull {
-		perLayer += 2
+	p.tp = j.layers * j.tpAllReducesPerLayer() * j.links.forGroup(j.group(layout.KindTP)).allReduce(bytes, l.TP)
+}
+
+// tpAllReducesPerLayer counts a layer's activation all-reduces (or their
+// bytes' worth of all-gathers and reduce-scatters) per micro-batch.
+func (j *job) tpAllReducesPerLayer() float64 {
+	if j.l.Recompute == layout.RecomputeFull {
+		return 6
 	}
-	p.tp = j.layers * perLayer * j.links.forGroup(j.group(layout.KindTP)).allReduce(bytes, l.TP)
+	return 4
+}
+
+// tpCollectivesPerLayer counts the collective calls: sequence
+// parallelism makes each all-reduce an all-gather and a reduce-scatter.
+func (j *job) tpCollectivesPerLayer() float64 {
+	if j.l.SequenceParallel {
+		return 2 * j.tpAllReducesPerLayer()
+	}
+	return j.tpAllReducesPerLayer()
 }
 
 // contextParallel: ring attention passes each layer's K and V chunk

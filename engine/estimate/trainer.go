@@ -42,6 +42,17 @@ const (
 	// (the mean over the three, TestTrainerFit; E's LoRA layers took no more host
 	// time than D's full ones).
 	trainerHostSPerLayer = 3.85e-3
+	// trainerHostSPerTPCollectiveStep, trainerCouplingExponent: what TP4
+	// (U2, U, U8), PP4 at one sequence per micro-batch (T) and PP2 x TP2
+	// (X) measured beyond the GPU's work; profiled, the ranks' GPUs wait
+	// at each tensor-parallel collective for the last rank's host (a
+	// 64 MiB all-gather's kernel took 0.8-1.4 ms, 0.3 ms of it moving
+	// data). Least squares on the log of tokens/s over those five runs
+	// (TestTrainerFit); trainerEagerHostSPerTPCollectiveStep fits UE, the
+	// one eager run with tensor parallelism, on the same exponent.
+	trainerHostSPerTPCollectiveStep      = 0.20e-3
+	trainerEagerHostSPerTPCollectiveStep = 0.52e-3
+	trainerCouplingExponent              = 2.45
 	// trainerStepBytes: fused AdamW on fp32 reads weights, gradients and
 	// two moments and writes all but the gradients (28 bytes); gradient
 	// clipping reads the gradients for their norm and scales them in
@@ -56,10 +67,11 @@ func trainer(name string, compiled bool) Framework {
 		ActivationCoefficient: trainerActivation, LogitBytes: trainerLogitBytes, GEMMShare: trainerGEMMShare,
 		StepBytesPerParam: trainerStepBytes, ReserveBytes: trainerReserveBytes, ReserveBytesDistributed: trainerReserveBytesPeer,
 		OverlapDP: true, FSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
-		HostSPerLayer: trainerHostSPerLayer}
+		HostSPerLayer: trainerHostSPerLayer, HostSPerTPCollectiveStep: trainerHostSPerTPCollectiveStep, CouplingExponent: trainerCouplingExponent}
 	if !compiled {
 		f.ActivationCoefficient, f.LogitBytes, f.GEMMShare = trainerEagerActivation, trainerEagerLogitBytes, trainerEagerGEMMShare
 		f.AllocatorSlack = trainerEagerAllocatorSlack
+		f.HostSPerTPCollectiveStep = trainerEagerHostSPerTPCollectiveStep
 	}
 	return f
 }

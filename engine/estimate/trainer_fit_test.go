@@ -88,7 +88,11 @@ func TestTrainerFit(t *testing.T) {
 		rows = append(rows, []float64{one, peers, eager})
 		y = append(y, r.peakBytes-fixed)
 		w = append(w, 1/r.peakBytes)
+		coupled := r.in.Layout.TP > 1 || r.in.Layout.PP > 1
 		switch {
+		case coupled:
+			// Their host and GPU times combine (Framework.CouplingExponent);
+			// TestTrainerCouplingFit fits what they add.
 		case e.HostWaitS > 0:
 			// Host-bound: the measured step, less the optimizer, over
 			// each micro-batch's layers.
@@ -124,10 +128,92 @@ func TestTrainerFit(t *testing.T) {
 		}
 	}
 	// The GEMM share was fitted to A-I; over the GPU-bound compiled runs
-	// of A-M it must still be right on average.
+	// of A-M without tensor or pipeline parallelism it must still be
+	// right on average.
 	bias := mean(gpuBound)
 	t.Logf("GEMM share: mean tokens/s error over %d GPU-bound compiled runs %+.1f%%", len(gpuBound), 100*bias)
 	if math.Abs(bias) > 0.02 {
 		t.Errorf("GEMM share %.3f: the GPU-bound compiled runs are off by %+.1f%% on average; refit it", trainerGEMMShare, 100*bias)
+	}
+}
+
+// couplingRuns are the runs the tensor-parallel host time and the
+// coupling exponent were fitted to: TP4 at three micro-batch sizes, PP4
+// at one sequence per micro-batch, PP2 x TP2.
+var couplingRuns = []string{"U ", "U2 ", "U8 ", "T ", "X "}
+
+// tokensWith is a run's predicted tokens/s with the coupling constants
+// replaced.
+func tokensWith(t *testing.T, r trainerRun, perStep, exponent float64) float64 {
+	t.Helper()
+	j, err := newJob(r.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.fw.HostSPerTPCollectiveStep, j.fw.CouplingExponent = perStep, exponent
+	e := &Estimate{}
+	e.Memory = j.memory()
+	j.time(e)
+	return e.TokensPerS
+}
+
+// logError is the sum of squared log errors of tokens/s over runs.
+func logError(t *testing.T, runs []trainerRun, perStep, exponent float64) float64 {
+	var sum float64
+	for _, r := range runs {
+		d := math.Log(tokensWith(t, r, perStep, exponent) / r.tokensPerS)
+		sum += d * d
+	}
+	return sum
+}
+
+// TestTrainerCouplingFit refits the host time per tensor-parallel
+// collective step and the coupling exponent (a grid: the model is not
+// linear in either) to couplingRuns, and the eager trainer's collective
+// step to UE, and fails if a constant drifts from its fit.
+func TestTrainerCouplingFit(t *testing.T) {
+	t.Parallel()
+	all := trainerRuns()
+	var fit, eager []trainerRun
+	for name, r := range all {
+		for _, prefix := range couplingRuns {
+			if len(name) > len(prefix) && name[:len(prefix)] == prefix {
+				fit = append(fit, r)
+			}
+		}
+		if len(name) > 3 && name[:3] == "UE " {
+			eager = append(eager, r)
+		}
+	}
+	if len(fit) != len(couplingRuns) || len(eager) != 1 {
+		t.Fatalf("found %d of the %d coupling runs and %d of UE", len(fit), len(couplingRuns), len(eager))
+	}
+	best, perStep, exponent := math.Inf(1), 0.0, 0.0
+	for c := 0.0; c <= 1.5e-3; c += 5e-6 {
+		for p := 1.5; p <= 8; p += 0.05 {
+			if err := logError(t, fit, c, p); err < best {
+				best, perStep, exponent = err, c, p
+			}
+		}
+	}
+	bestEager, eagerStep := math.Inf(1), 0.0
+	for c := 0.0; c <= 3e-3; c += 5e-6 {
+		if err := logError(t, eager, c, exponent); err < bestEager {
+			bestEager, eagerStep = err, c
+		}
+	}
+	checks := []struct {
+		name          string
+		fitted, value float64
+	}{
+		{"host per TP collective step (s)", perStep, trainerHostSPerTPCollectiveStep},
+		{"coupling exponent", exponent, trainerCouplingExponent},
+		{"eager host per TP collective step (s)", eagerStep, trainerEagerHostSPerTPCollectiveStep},
+	}
+	for _, c := range checks {
+		t.Logf("%s: fit %.4g, constant %.4g", c.name, c.fitted, c.value)
+		if !within(c.fitted, c.value, 0.05) {
+			t.Errorf("%s: constant %.4g, refit gives %.4g (tolerance 5%%)", c.name, c.value, c.fitted)
+		}
 	}
 }
