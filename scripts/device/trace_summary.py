@@ -17,7 +17,6 @@ the ranks share a machine) and prints, per rank:
 """
 
 import argparse
-import glob
 import gzip
 import json
 import os
@@ -109,7 +108,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder", help="a run folder holding profile-rank<R>.trace.json.gz")
     a = ap.parse_args()
-    paths = sorted(glob.glob(os.path.join(a.folder, "**", "profile-rank*.trace.json.gz"), recursive=True))
+    # os.walk, not glob: run folders live under .gpuflow, which glob skips.
+    paths = sorted(os.path.join(d, f) for d, _, files in os.walk(a.folder) for f in files
+                   if re.fullmatch(r"profile-rank\d+\.trace\.json\.gz", f))
     if not paths:
         sys.exit(f"trace_summary: no profile-rank*.trace.json.gz under {a.folder}; run the trainer with GPUFLOW_TRAIN_PROFILE=N")
     ranks = {int(re.search(r"rank(\d+)", p).group(1)): load(p) for p in paths}

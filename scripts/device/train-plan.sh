@@ -42,6 +42,15 @@
 #   UH      U with TORCH_NCCL_HIGH_PRIORITY=1 (NCCL's streams ahead of the
 #           products' when both have kernels ready)
 #
+# and, against the tensor-parallel host time and the coupling of host and
+# GPU fitted to U, U2, U8, T and X (RUNS=Y,Z,U6,UF,J2,X4,K1,U):
+#   Y   2x H200, h200-lab model untied, TP2 + sequence parallel, micro-batch 8, 4 per step
+#   Z   4x H200, h200-lab model untied, TP4 + sequence parallel, micro-batch 16, 2 per step
+#   U6  U at micro-batch 6;  UF  U with full recompute
+#   J2  J at micro-batch 2
+#   X4  X at micro-batch 4
+#   K1  K at micro-batch 1, eight per step
+#
 # The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V;
 # GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C,
 # O, Q, S, T, U, X.
@@ -66,7 +75,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
-ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP UH"
+ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP UH Y Z U6 UF J2 X4 K1"
 wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
 
 finished=0
@@ -139,6 +148,14 @@ run T2 t2 pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 2, 4 p
 run T4 t4 pretrain.speed "4x H200, 1B shape untied, PP4 1F1B, micro-batch 4, 4 per step" "$BENCH" "$FOUR -var pp=4 -var tied=false -var micro_batch=4 -var accumulation=4"
 run UP up pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, NCCL_PROTO=Simple" "$BENCH" "$FOUR -var tp=4 -var tied=false"
 run UH uh pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, NCCL streams at high priority" "$BENCH" "$FOUR -var tp=4 -var tied=false"
+SMALL=$HERE/train-small.hcl
+run Y y pretrain.small "2x H200, h200-lab model untied, TP2 + sequence parallel, micro-batch 8, 4 per step" "$SMALL" "-var profile=h200-x2 -var gpus=2 -var tp=2 -var tied=false -var data=$WORK/small"
+run Z z pretrain.small "4x H200, h200-lab model untied, TP4 + sequence parallel, micro-batch 16, 2 per step" "$SMALL" "-var profile=h200-x4 -var gpus=4 -var tp=4 -var tied=false -var micro_batch=16 -var accumulation=2 -var data=$WORK/small"
+run U6 u6 pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 6" "$BENCH" "$FOUR -var tp=4 -var tied=false -var micro_batch=6"
+run UF uf pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, full recompute" "$BENCH" "$FOUR -var tp=4 -var tied=false -var recompute=full"
+run J2 j2 pretrain.speed "2x H200, 1B shape untied, TP2 + sequence parallel, micro-batch 2" "$BENCH" "$TWO -var tp=2 -var tied=false -var micro_batch=2"
+run X4 x4 pretrain.speed "4x H200, 1B shape untied, PP2 x TP2, micro-batch 4, 4 per step" "$BENCH" "$FOUR -var pp=2 -var tp=2 -var tied=false -var micro_batch=4 -var accumulation=4"
+run K1 k1 pretrain.speed "2x H200, 1B shape untied, PP2 1F1B, micro-batch 1, 8 per step" "$BENCH" "$TWO -var pp=2 -var tied=false -var micro_batch=1 -var accumulation=8"
 
 # Plan everything first: no prediction sees a measurement.
 : > "$WORK/runs.tsv"
@@ -173,16 +190,16 @@ declare -A CKPT=([D]=1 [E]=1)
 # Extra environment for a run's apply (the plan does not see it).
 declare -A EXTRA=([UP]="NCCL_PROTO=Simple" [UH]="TORCH_NCCL_HIGH_PRIORITY=1")
 
-say "phase 1: GPUs 2,3 D-E G I M P V; GPU 0 A F N R W; GPU 1 B H L"
-queue 2,3 140 D E G I M P V &
+say "phase 1: GPUs 2,3 D-E G I M P V J2; GPU 0 A F N R W; GPU 1 B H L"
+queue 2,3 140 D E G I M P V J2 &
 PAIR=$!
 (queue 0 140 A F N R W) &
 G0=$!
 (queue 1 140 B H L) &
 G1=$!
 wait $G0 $G1
-say "phase 2: GPUs 0,1 J K"
-queue 0,1 140 J K
+say "phase 2: GPUs 0,1 J K Y K1"
+queue 0,1 140 J K Y K1
 wait $PAIR
-say "phase 3: GPUs 0-3 C O Q S T U X U2 U8 UE T2 T4"
-queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4 UP UH
+say "phase 3: GPUs 0-3 C O Q S T U X U2 U8 UE T2 T4 UP UH Z U6 UF X4"
+queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4 UP UH Z U6 UF X4

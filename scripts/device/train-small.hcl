@@ -26,6 +26,18 @@ variable "accumulation" {
   default     = 4
 }
 
+variable "tp" {
+  type        = number
+  description = "Tensor-parallel degree, with sequence parallelism above 1 (needs tied = false)."
+  default     = 1
+}
+
+variable "tied" {
+  type        = bool
+  description = "Tie the input and output embeddings; the trainer splits untied ones only."
+  default     = true
+}
+
 variable "steps" {
   type    = number
   default = 60
@@ -48,14 +60,16 @@ model "small" {
   kv_heads        = 4
   vocab           = 50304
   seq_len         = 1024
-  tied_embeddings = true
+  tied_embeddings = var.tied
   activation      = "swiglu"
 }
 
 layout "replicated" {
-  dp           = var.gpus
-  micro_batch  = var.micro_batch
-  global_batch = var.micro_batch * var.gpus * var.accumulation
+  tp                = var.tp
+  dp                = var.gpus / var.tp
+  sequence_parallel = var.tp > 1
+  micro_batch       = var.micro_batch
+  global_batch      = var.micro_batch * var.gpus / var.tp * var.accumulation
 }
 
 stage "pretrain" "small" {
