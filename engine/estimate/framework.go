@@ -76,12 +76,12 @@ type Framework struct {
 	// backward for one micro-batch. A micro-batch takes at least its
 	// layers' host time: small models wait on the CPU, not the GPU.
 	HostSPerLayer float64
-	// HostSPerTPCollectiveStep is host time each tensor-parallel
-	// collective adds to a layer, per step of its ring (tp - 1): under
+	// HostSPerTPCollectiveSpread is the spread (standard deviation) of
+	// one rank's host time to each tensor-parallel collective: under
 	// DTensor every collective is dispatched from Python and every rank
-	// waits at it for the last rank's host to arrive, so the wait grows
-	// with the ranks it passes through.
-	HostSPerTPCollectiveStep float64
+	// waits at it for the last of the tp ranks to arrive, which comes
+	// the expected largest of tp draws later than the mean.
+	HostSPerTPCollectiveSpread float64
 	// CouplingExponent, where non-zero, is p in (gpu^p + host^p)^(1/p),
 	// the micro-batch's time when tensor or pipeline parallelism ties the
 	// ranks together inside it: near balance neither the host nor the GPU

@@ -42,17 +42,18 @@ const (
 	// (the mean over the three, TestTrainerFit; E's LoRA layers took no more host
 	// time than D's full ones).
 	trainerHostSPerLayer = 3.85e-3
-	// trainerHostSPerTPCollectiveStep, trainerCouplingExponent: what TP4
-	// (U2, U, U8), PP4 at one sequence per micro-batch (T) and PP2 x TP2
-	// (X) measured beyond the GPU's work; profiled, the ranks' GPUs wait
-	// at each tensor-parallel collective for the last rank's host (a
-	// 64 MiB all-gather's kernel took 0.8-1.4 ms, 0.3 ms of it moving
-	// data). Least squares on the log of tokens/s over those five runs
-	// (TestTrainerFit); trainerEagerHostSPerTPCollectiveStep fits UE, the
-	// one eager run with tensor parallelism, on the same exponent.
-	trainerHostSPerTPCollectiveStep      = 0.20e-3
-	trainerEagerHostSPerTPCollectiveStep = 0.52e-3
-	trainerCouplingExponent              = 2.45
+	// trainerHostSPerTPCollectiveSpread, trainerCouplingExponent: what
+	// tensor and pipeline parallelism measured beyond the GPU's work.
+	// Profiled (U, TP4), each rank's GPU waited at every tensor-parallel
+	// collective for the last rank's host: a 64 MiB all-gather's kernel
+	// took 0.8-1.4 ms, 0.3 ms of it moving data. Least squares on the log
+	// of tokens/s over every compiled run with tp or pp above 1
+	// (TestTrainerCouplingFit; rms 7%); trainerEagerHostSPerTPCollectiveSpread
+	// fits UE, the one eager run with tensor parallelism, on the same
+	// exponent.
+	trainerHostSPerTPCollectiveSpread      = 0.455e-3
+	trainerEagerHostSPerTPCollectiveSpread = 1.51e-3
+	trainerCouplingExponent                = 2.85
 	// trainerStepBytes: fused AdamW on fp32 reads weights, gradients and
 	// two moments and writes all but the gradients (28 bytes); gradient
 	// clipping reads the gradients for their norm and scales them in
@@ -67,11 +68,11 @@ func trainer(name string, compiled bool) Framework {
 		ActivationCoefficient: trainerActivation, LogitBytes: trainerLogitBytes, GEMMShare: trainerGEMMShare,
 		StepBytesPerParam: trainerStepBytes, ReserveBytes: trainerReserveBytes, ReserveBytesDistributed: trainerReserveBytesPeer,
 		OverlapDP: true, FSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
-		HostSPerLayer: trainerHostSPerLayer, HostSPerTPCollectiveStep: trainerHostSPerTPCollectiveStep, CouplingExponent: trainerCouplingExponent}
+		HostSPerLayer: trainerHostSPerLayer, HostSPerTPCollectiveSpread: trainerHostSPerTPCollectiveSpread, CouplingExponent: trainerCouplingExponent}
 	if !compiled {
 		f.ActivationCoefficient, f.LogitBytes, f.GEMMShare = trainerEagerActivation, trainerEagerLogitBytes, trainerEagerGEMMShare
 		f.AllocatorSlack = trainerEagerAllocatorSlack
-		f.HostSPerTPCollectiveStep = trainerEagerHostSPerTPCollectiveStep
+		f.HostSPerTPCollectiveSpread = trainerEagerHostSPerTPCollectiveSpread
 	}
 	return f
 }
