@@ -51,6 +51,11 @@
 #   X4  X at micro-batch 4
 #   K1  K at micro-batch 1, eight per step
 #
+# and against the refit over all of those (RUNS=Y16,Z8,JS,US,X1,XS,U):
+#   Y16 Y at micro-batch 16, two per step;  Z8  Z at micro-batch 8, four per step
+#   JS  J with selective recompute;  US  U with selective recompute
+#   X1  X at micro-batch 1, eight per step;  XS  X4 with selective recompute
+#
 # The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V;
 # GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C,
 # O, Q, S, T, U, X.
@@ -75,7 +80,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
-ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP UH Y Z U6 UF J2 X4 K1"
+ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP UH Y Z U6 UF J2 X4 K1 Y16 Z8 JS US X1 XS"
 wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
 
 finished=0
@@ -156,6 +161,12 @@ run UF uf pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, mic
 run J2 j2 pretrain.speed "2x H200, 1B shape untied, TP2 + sequence parallel, micro-batch 2" "$BENCH" "$TWO -var tp=2 -var tied=false -var micro_batch=2"
 run X4 x4 pretrain.speed "4x H200, 1B shape untied, PP2 x TP2, micro-batch 4, 4 per step" "$BENCH" "$FOUR -var pp=2 -var tp=2 -var tied=false -var micro_batch=4 -var accumulation=4"
 run K1 k1 pretrain.speed "2x H200, 1B shape untied, PP2 1F1B, micro-batch 1, 8 per step" "$BENCH" "$TWO -var pp=2 -var tied=false -var micro_batch=1 -var accumulation=8"
+run Y16 y16 pretrain.small "2x H200, h200-lab model untied, TP2 + sequence parallel, micro-batch 16, 2 per step" "$SMALL" "-var profile=h200-x2 -var gpus=2 -var tp=2 -var tied=false -var micro_batch=16 -var accumulation=2 -var data=$WORK/small"
+run Z8 z8 pretrain.small "4x H200, h200-lab model untied, TP4 + sequence parallel, micro-batch 8, 4 per step" "$SMALL" "-var profile=h200-x4 -var gpus=4 -var tp=4 -var tied=false -var data=$WORK/small"
+run JS js pretrain.speed "2x H200, 1B shape untied, TP2 + sequence parallel, selective recompute" "$BENCH" "$TWO -var tp=2 -var tied=false -var recompute=selective"
+run US us pretrain.speed "4x H200, 1B shape untied, TP4 + sequence parallel, micro-batch 4, selective recompute" "$BENCH" "$FOUR -var tp=4 -var tied=false -var recompute=selective"
+run X1 x1 pretrain.speed "4x H200, 1B shape untied, PP2 x TP2, micro-batch 1, 8 per step" "$BENCH" "$FOUR -var pp=2 -var tp=2 -var tied=false -var micro_batch=1 -var accumulation=8"
+run XS xs pretrain.speed "4x H200, 1B shape untied, PP2 x TP2, micro-batch 4, 4 per step, selective recompute" "$BENCH" "$FOUR -var pp=2 -var tp=2 -var tied=false -var micro_batch=4 -var accumulation=4 -var recompute=selective"
 
 # Plan everything first: no prediction sees a measurement.
 : > "$WORK/runs.tsv"
@@ -198,8 +209,8 @@ G0=$!
 (queue 1 140 B H L) &
 G1=$!
 wait $G0 $G1
-say "phase 2: GPUs 0,1 J K Y K1"
-queue 0,1 140 J K Y K1
+say "phase 2: GPUs 0,1 J K Y K1 Y16 JS"
+queue 0,1 140 J K Y K1 Y16 JS
 wait $PAIR
-say "phase 3: GPUs 0-3 C O Q S T U X U2 U8 UE T2 T4 UP UH Z U6 UF X4"
-queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4 UP UH Z U6 UF X4
+say "phase 3: GPUs 0-3 C O Q S T U X U2 U8 UE T2 T4 UP UH Z U6 UF X4 Z8 US X1 XS"
+queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4 UP UH Z U6 UF X4 Z8 US X1 XS
