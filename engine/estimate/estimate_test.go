@@ -142,10 +142,12 @@ func TestFindings(t *testing.T) {
 			in.Hardware.Network = hardware.Network{Kind: hardware.NetworkEthernet, NICsPerNode: 1, GbpsPerNIC: 25, LatencyS: 20e-6}
 			in.Layout.TP, in.Layout.DP, in.Layout.MicroBatch, in.Layout.GlobalBatch = 2, 16, 1, 16
 		}, want: []string{"warning dp-on-network-no-overlap"}},
-		"gpuflow's trainer beyond tp 2": {edit: func(in *Input) {
+		"gpuflow's trainer bound by the host": {edit: func(in *Input) {
 			in.Framework = FrameworkGpuflow
-			in.Layout.TP, in.Layout.DP, in.Layout.SequenceParallel = 4, 2, true
-		}, want: []string{"warning tp-cost-unmodelled"}},
+			in.Model = labShape()
+			in.Model.TiedEmbeddings = false
+			in.Layout.TP, in.Layout.DP, in.Layout.SequenceParallel, in.Layout.MicroBatch, in.Layout.GlobalBatch = 2, 4, true, 2, 64
+		}, want: []string{"warning host-bound"}},
 		"tensor parallel over pcie": {edit: func(in *Input) {
 			in.Hardware.Interconnect = hardware.Interconnect{Kind: "pcie", BytesPerS: 32e9, LatencyS: 5e-6}
 			in.Layout.TP, in.Layout.DP, in.Layout.MicroBatch, in.Layout.GlobalBatch = 8, 1, 1, 64

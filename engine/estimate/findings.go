@@ -12,10 +12,11 @@ const (
 	bubbleWarnFraction  = 0.2
 	exposedDPWarnOfStep = 0.1
 	tpCommWarnOfCompute = 0.5
-	// dtensorTPMeasured is the largest tp whose throughput gpuflow's
-	// trainer matched its plan at (runs J, S, X); tp = 4 did not (U).
-	dtensorTPMeasured = 2
-	gib               = 1 << 30
+	// hostBoundWarnOfStep: past this share of the step spent waiting for
+	// the host, the step follows the CPU's speed, which on shared
+	// machines moved by a quarter between runs (docs/estimator.md).
+	hostBoundWarnOfStep = 0.25
+	gib                 = 1 << 30
 )
 
 func (j *job) findings(e *Estimate) []layout.Finding {
@@ -36,10 +37,10 @@ func (j *job) findings(e *Estimate) []layout.Finding {
 			"the pipeline bubble is %.0f%% of compute ((pp-1)/(vp*m) with %d micro-batches); raise global_batch, lower micro_batch or pp, or interleave with vp.",
 			100*e.BubbleFraction, j.micro))
 	}
-	if j.fw.DTensorTP && j.l.TP > dtensorTPMeasured {
-		fs = append(fs, warn("tp-cost-unmodelled", "tp",
-			"tp = %d is above the %d this estimate was measured right at: gpuflow's trainer ran tp = 4 on H200 at 0.45-0.86x the planned tokens/s, about 7 ms per layer per micro-batch beyond the GPU work (docs/benchmarks.md); expect less, most at small micro-batches, or keep tp at %d and spread the rest over dp.",
-			j.l.TP, dtensorTPMeasured, dtensorTPMeasured))
+	if e.HostWaitS > hostBoundWarnOfStep*e.StepTimeS {
+		fs = append(fs, warn("host-bound", "micro_batch",
+			"the GPUs wait for the host %.0f%% of the step (%.1f ms of host time per layer and micro-batch%s); throughput then follows the CPU, whose speed moved by a quarter between runs on shared machines; raise micro_batch%s to give each launch more work.",
+			100*e.HostWaitS/e.StepTimeS, 1e3*j.hostTime()/j.layers, j.tpHostNote(), j.tpHostAdvice()))
 	}
 	if tp := e.ExposedCommS.TP; tp > tpCommWarnOfCompute*e.ComputeS {
 		fs = append(fs, warn("tp-comm-heavy", "tp",
@@ -47,6 +48,22 @@ func (j *job) findings(e *Estimate) []layout.Finding {
 			100*tp/e.ComputeS))
 	}
 	return fs
+}
+
+// tpHostNote says how much of a layer's host time is tensor
+// parallelism's wait for the slowest rank.
+func (j *job) tpHostNote() string {
+	if j.l.TP == 1 || j.fw.HostSPerTPCollectiveSpread == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %.1f ms of it waiting at tp's collectives for the slowest of %d ranks", 1e3*(j.hostTime()/j.layers-j.fw.HostSPerLayer), j.l.TP)
+}
+
+func (j *job) tpHostAdvice() string {
+	if j.l.TP == 1 {
+		return ""
+	}
+	return " or lower tp"
 }
 
 func (j *job) dataOnNetwork() bool {

@@ -51,9 +51,9 @@ const (
 	// (TestTrainerCouplingFit; rms 7%); trainerEagerHostSPerTPCollectiveSpread
 	// fits UE, the one eager run with tensor parallelism, on the same
 	// exponent.
-	trainerHostSPerTPCollectiveSpread      = 0.455e-3
+	trainerHostSPerTPCollectiveSpread      = 0.575e-3
 	trainerEagerHostSPerTPCollectiveSpread = 1.51e-3
-	trainerCouplingExponent                = 2.85
+	trainerCouplingExponent                = 2.9
 	// trainerStepBytes: fused AdamW on fp32 reads weights, gradients and
 	// two moments and writes all but the gradients (28 bytes); gradient
 	// clipping reads the gradients for their norm and scales them in
