@@ -323,3 +323,23 @@ func TestDeterministic(t *testing.T) {
 		t.Errorf("two runs differ:\n%s", diff)
 	}
 }
+
+// TestExpectedMax checks Blom's approximation against the exact expected
+// maximum of n standard normal draws (Harter's tables).
+func TestExpectedMax(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n         int
+		want, tol float64
+	}{
+		{1, 0, 0},
+		{2, 0.5642, 0.05},
+		{4, 1.0294, 0.02},
+		{8, 1.4236, 0.01},
+		{16, 1.7660, 0.01},
+	} {
+		if got := expectedMax(tc.n); math.Abs(got-tc.want) > tc.tol*tc.want {
+			t.Errorf("expectedMax(%d) = %.4f, want %.4f within %.0f%%", tc.n, got, tc.want, 100*tc.tol)
+		}
+	}
+}

@@ -90,7 +90,8 @@ func (j *job) hostTime() float64 {
 }
 
 // expectedMax is the expected largest of n standard normal draws (Blom's
-// approximation, within 1% of the exact order statistic for n = 2-16):
+// approximation: 0.589 at n = 2 against the exact 0.564, within 2% of the
+// exact order statistic from n = 4):
 // how far, in spreads of one rank's host time, the last of n ranks
 // arrives after their mean. Every rank waits for it at each collective.
 func expectedMax(n int) float64 {

@@ -48,7 +48,8 @@ const (
 	// collective for the last rank's host: a 64 MiB all-gather's kernel
 	// took 0.8-1.4 ms, 0.3 ms of it moving data. Least squares on the log
 	// of tokens/s over every compiled run with tp or pp above 1
-	// (TestTrainerCouplingFit; rms 7%); trainerEagerHostSPerTPCollectiveSpread
+	// (TestTrainerCouplingFit; rms 11.6% over 28 runs, the host's own
+	// speed moving between calls by more); trainerEagerHostSPerTPCollectiveSpread
 	// fits UE, the one eager run with tensor parallelism, on the same
 	// exponent.
 	trainerHostSPerTPCollectiveSpread      = 0.575e-3
