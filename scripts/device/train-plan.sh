@@ -56,9 +56,9 @@
 #   JS  J with selective recompute;  US  U with selective recompute
 #   X1  X at micro-batch 1, eight per step;  XS  X4 with selective recompute
 #
-# The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V;
-# GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K; last all four C,
-# O, Q, S, T, U, X.
+# The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V, J2;
+# GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K, Y, K1, Y16, JS;
+# last all four the rest, one after another.
 #
 # Here, from the repository root:
 #   mkdir -p .device/train && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" -o .device/train/gpuflow ./cmd/gpuflow && gzip -f .device/train/gpuflow
