@@ -7,9 +7,7 @@ and device time; and profile-rank<R>.trace.json.gz, the timeline
 ranks to tell a collective's transfer from its wait for the other ranks.
 """
 
-import gzip
 import os
-import shutil
 import time
 
 import torch
@@ -67,11 +65,10 @@ class StepProfiler:
         self.prof = None
 
     def _export_trace(self):
-        # Written whole under a temporary name, then renamed: a reader never
-        # sees half a trace.
-        raw, final = f"profile-rank{self.rank}.trace.json", f"profile-rank{self.rank}.trace.json.gz"
-        self.prof.export_chrome_trace(raw)
-        with open(raw, "rb") as src, gzip.open(final + ".tmp", "wb", compresslevel=6) as dst:
-            shutil.copyfileobj(src, dst)
-        os.replace(final + ".tmp", final)
-        os.remove(raw)
+        # The profiler compresses a path ending in .gz itself. Written whole
+        # under a name the readers' pattern (profile-rank*) skips, then
+        # renamed: a reader never sees half a trace.
+        final = f"profile-rank{self.rank}.trace.json.gz"
+        partial = "partial-" + final
+        self.prof.export_chrome_trace(partial)
+        os.replace(partial, final)
