@@ -1,6 +1,7 @@
 package dsl
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -64,7 +65,7 @@ func (s *ExecutorSpec) TimeLimitDuration() time.Duration {
 	if s.TimeLimit == nil {
 		return 0
 	}
-	d, _ := time.ParseDuration(*s.TimeLimit)
+	d, _ := parseTimeLimit(*s.TimeLimit)
 	return d
 }
 
@@ -184,14 +185,14 @@ func (e *Executor) checkTimeLimit() hcl.Diagnostics {
 	if e.Spec.TimeLimit == nil {
 		return nil
 	}
-	d, err := time.ParseDuration(*e.Spec.TimeLimit)
+	_, err := parseTimeLimit(*e.Spec.TimeLimit)
 	switch {
-	case err != nil:
-		return hcl.Diagnostics{e.argError("time_limit", "Invalid time_limit",
-			fmt.Sprintf("%q is not a duration; write a number and a unit, like \"30m\", \"4h\" or \"72h\".", *e.Spec.TimeLimit))}
-	case d < time.Minute || d%time.Minute != 0:
+	case errors.Is(err, errNotWholeMinutes):
 		return hcl.Diagnostics{e.argError("time_limit", "Invalid time_limit",
 			fmt.Sprintf("Slurm counts time limits in whole minutes; %q is not one. Use at least \"1m\", in whole minutes.", *e.Spec.TimeLimit))}
+	case err != nil:
+		return hcl.Diagnostics{e.argError("time_limit", "Invalid time_limit",
+			fmt.Sprintf("%q is not a time limit; write a duration like \"30m\" or \"4h\", or one of Slurm's forms: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (\"02:00:00\", \"2-00:00:00\").", *e.Spec.TimeLimit))}
 	}
 	return nil
 }

@@ -78,6 +78,7 @@ func TestExecutorDiagnostics(t *testing.T) {
 	}{
 		"time limit not a duration": {`time_limit = "4 hours"`, "2:14 Invalid time_limit"},
 		"time limit seconds":        {`time_limit = "90s"`, "2:14 Invalid time_limit"},
+		"time limit slurm minutes":  {`time_limit = "1:61:00"`, "2:14 Invalid time_limit"},
 		"nodes zero":                {`nodes = 0`, "2:9 Invalid nodes"},
 		"negative retries":          {`retries = -1`, "2:11 Invalid retries"},
 		"partition with space":      {`partition = "gpu; rm"`, "2:13 Invalid partition"},
