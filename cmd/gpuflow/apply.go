@@ -38,11 +38,10 @@ type applyArgs struct {
 func parseApplyArgs(env *cliEnv, args []string) (*applyArgs, bool) {
 	a := &applyArgs{}
 	fs := newFlagSet("apply", env, "PATH | PLANFILE")
-	a.req.vars.register(fs)
+	a.req.vars.register(fs.FlagSet)
 	fs.BoolVar(&a.autoApprove, "auto-approve", false, "Run without showing the plan and asking first")
 	fs.IntVar(&a.parallelism, "parallelism", engine.DefaultParallelism, "Run at most N stages at once")
 	fs.BoolVar(&a.json, "json", false, "Report progress as JSON lines (needs -auto-approve or a saved plan)")
-	fs.BoolVar(&a.noColor, "no-color", false, "Never colour the output")
 	fs.StringVar(&a.req.stateFile, "state", "", "State file to use (default .gpuflow/state/<workload>.json)")
 	fs.Var((*listFlag)(&a.req.targets), "target", "Run only this stage and what it needs (repeatable)")
 	fs.Var((*listFlag)(&a.req.replace), "replace", "Run this stage again even if unchanged (repeatable)")
@@ -51,6 +50,7 @@ func parseApplyArgs(env *cliEnv, args []string) (*applyArgs, bool) {
 	if !parseFlags(fs, args) {
 		return nil, false
 	}
+	a.noColor = fs.common.noColor
 	if a.parallelism < 1 {
 		fmt.Fprintf(env.stderr, "gpuflow apply: -parallelism must be at least 1, not %d\n", a.parallelism)
 		return nil, false

@@ -32,13 +32,13 @@ type diffArgs struct {
 func parseDiffArgs(env *cliEnv, args []string) (*diffArgs, bool) {
 	a := &diffArgs{}
 	fs := newFlagSet("diff", env, "OLD NEW")
-	a.vars.register(fs)
+	a.vars.register(fs.FlagSet)
 	fs.StringVar(&a.format, "format", formatHuman, "Output format: human, json or markdown")
 	fs.BoolVar(&a.json, "json", false, "Print the diff as JSON (same as -format json)")
-	fs.BoolVar(&a.noColor, "no-color", false, "Never colour the output")
 	if !parseFlags(fs, args) {
 		return nil, false
 	}
+	a.noColor = fs.common.noColor
 	if fs.NArg() != 2 {
 		fmt.Fprintf(env.stderr, "gpuflow diff: expected OLD and NEW, got %d argument(s); each is a saved plan, a workload path or git:REF:PATH\n", fs.NArg())
 		fs.Usage()

@@ -6,20 +6,38 @@ import (
 	"strings"
 )
 
-// newFlagSet returns a flag set that reports errors instead of exiting.
-func newFlagSet(name string, env *cliEnv, argsUsage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+// commonFlags are the options every verb takes, so a script can pass them
+// to any verb.
+type commonFlags struct {
+	noColor bool
+}
+
+// flagSet is one verb's options: the common ones, registered when the set
+// is made so no verb can leave them out, and the verb's own.
+type flagSet struct {
+	*flag.FlagSet
+	common commonFlags
+}
+
+// newFlagSet returns a flag set that holds the common flags and reports
+// errors instead of exiting.
+func newFlagSet(name string, env *cliEnv, argsUsage string) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(env.stderr, "Usage: gpuflow %s [options] %s\n\nOptions:\n", name, argsUsage)
 		fs.PrintDefaults()
 	}
+	fs.BoolVar(&fs.common.noColor, "no-color", false, "Never colour the output")
 	return fs
 }
 
+// colour says whether this verb's human output is coloured.
+func (fs *flagSet) colour(env *cliEnv) bool { return env.useColor(fs.common.noColor) }
+
 // parseFlags parses args; on a bad flag (or -h) the flag package has
 // already printed the error and usage, and the caller exits 1.
-func parseFlags(fs *flag.FlagSet, args []string) bool {
+func parseFlags(fs *flagSet, args []string) bool {
 	return fs.Parse(args) == nil
 }
 
@@ -42,7 +60,7 @@ func (v *varFlags) register(fs *flag.FlagSet) {
 
 // onePath takes the single PATH argument, defaulting to the current
 // directory.
-func onePath(fs *flag.FlagSet, env *cliEnv) (string, bool) {
+func onePath(fs *flagSet, env *cliEnv) (string, bool) {
 	switch fs.NArg() {
 	case 0:
 		return ".", true

@@ -13,7 +13,7 @@ func runGraph(env *cliEnv, args []string) int {
 	var req planRequest
 	var format string
 	fs := newFlagSet("graph", env, "[PATH]")
-	req.vars.register(fs)
+	req.vars.register(fs.FlagSet)
 	fs.StringVar(&format, "format", "dot", "Output format: dot or mermaid")
 	if !parseFlags(fs, args) {
 		return 1

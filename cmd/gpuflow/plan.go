@@ -24,18 +24,18 @@ type planArgs struct {
 func parsePlanArgs(env *cliEnv, args []string) (*planArgs, bool) {
 	a := &planArgs{}
 	fs := newFlagSet("plan", env, "PATH")
-	a.req.vars.register(fs)
+	a.req.vars.register(fs.FlagSet)
 	fs.StringVar(&a.out, "out", "", "Save the plan to FILE for a later apply")
 	fs.BoolVar(&a.json, "json", false, "Print the plan as JSON")
 	fs.BoolVar(&a.detailedExit, "detailed-exitcode", false, "Exit 2 when the plan has changes, 0 when none")
-	fs.BoolVar(&a.noColor, "no-color", false, "Never colour the output")
 	fs.StringVar(&a.req.stateFile, "state", "", "State file to plan against (default .gpuflow/state/<workload>.json)")
 	fs.Var((*listFlag)(&a.req.targets), "target", "Plan only this stage and what it needs (repeatable)")
 	fs.Var((*listFlag)(&a.req.replace), "replace", "Plan this stage to run again even if unchanged (repeatable)")
-	a.compare.register(fs)
+	a.compare.register(fs.FlagSet)
 	if !parseFlags(fs, args) {
 		return nil, false
 	}
+	a.noColor = fs.common.noColor
 	path, ok := onePath(fs, env)
 	a.req.path = path
 	return a, ok && a.compare.check(env)

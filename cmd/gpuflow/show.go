@@ -9,10 +9,9 @@ import (
 )
 
 func runShow(env *cliEnv, args []string) int {
-	var asJSON, noColor bool
+	var asJSON bool
 	fs := newFlagSet("show", env, "PLANFILE")
 	fs.BoolVar(&asJSON, "json", false, "Print the plan as JSON")
-	fs.BoolVar(&noColor, "no-color", false, "Never colour the output")
 	if !parseFlags(fs, args) {
 		return 1
 	}
@@ -30,7 +29,7 @@ func runShow(env *cliEnv, args []string) int {
 		writeJSON(env, redactSensitive(plan))
 		return 0
 	}
-	writePlanHuman(env.stdout, plan, newPalette(env.useColor(noColor)))
+	writePlanHuman(env.stdout, plan, newPalette(fs.colour(env)))
 	return 0
 }
 

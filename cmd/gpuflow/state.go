@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -32,6 +31,14 @@ type stateArgs struct {
 	file string
 }
 
+// stateCommands are state's subcommands, each given the flag set with the
+// options they share.
+var stateCommands = map[string]func(env *cliEnv, fs *flagSet, a *stateArgs, args []string) int{
+	"list": stateList,
+	"show": stateShow,
+	"rm":   stateRm,
+}
+
 // runState dispatches the state subcommands. Each takes -state FILE, or
 // -workload PATH to find the default state of that workload (".").
 func runState(env *cliEnv, args []string) int {
@@ -44,13 +51,8 @@ func runState(env *cliEnv, args []string) int {
 	fs.StringVar(&a.stateFile, "state", "", "State file (default .gpuflow/state/<workload>.json)")
 	fs.StringVar(&a.workload, "workload", "", "Workload whose default state file to use (default: the only state in .gpuflow/state)")
 	fs.BoolVar(&a.json, "json", false, "Print JSON")
-	switch args[0] {
-	case "list":
-		return stateList(env, fs, &a, args[1:])
-	case "show":
-		return stateShow(env, fs, &a, args[1:])
-	case "rm":
-		return stateRm(env, fs, &a, args[1:])
+	if sub, ok := stateCommands[args[0]]; ok {
+		return sub(env, fs, &a, args[1:])
 	}
 	fmt.Fprintf(env.stderr, "gpuflow state: unknown subcommand %q\n%s\n", args[0], stateUsage)
 	return 1
@@ -101,7 +103,7 @@ func readStateOrSay(env *cliEnv, a *stateArgs) (*state.State, bool) {
 	return st, true
 }
 
-func stateList(env *cliEnv, fs *flag.FlagSet, a *stateArgs, args []string) int {
+func stateList(env *cliEnv, fs *flagSet, a *stateArgs, args []string) int {
 	if !parseFlags(fs, args) {
 		return 1
 	}
@@ -168,7 +170,7 @@ func stageArg(addr string) string {
 	return addr
 }
 
-func stateShow(env *cliEnv, fs *flag.FlagSet, a *stateArgs, args []string) int {
+func stateShow(env *cliEnv, fs *flagSet, a *stateArgs, args []string) int {
 	if !parseFlags(fs, args) {
 		return 1
 	}
@@ -251,7 +253,7 @@ func unitTail(u string) string {
 
 // stateRm forgets stages, so the next apply runs them again. It takes the
 // apply lock, so it never races an apply.
-func stateRm(env *cliEnv, fs *flag.FlagSet, a *stateArgs, args []string) int {
+func stateRm(env *cliEnv, fs *flagSet, a *stateArgs, args []string) int {
 	if !parseFlags(fs, args) {
 		return 1
 	}

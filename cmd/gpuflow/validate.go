@@ -7,10 +7,8 @@ import (
 
 func runValidate(env *cliEnv, args []string) int {
 	var req planRequest
-	var noColor bool
 	fs := newFlagSet("validate", env, "[PATH]")
-	req.vars.register(fs)
-	fs.BoolVar(&noColor, "no-color", false, "Never colour the output")
+	req.vars.register(fs.FlagSet)
 	if !parseFlags(fs, args) {
 		return 1
 	}
@@ -19,7 +17,7 @@ func runValidate(env *cliEnv, args []string) int {
 		return 1
 	}
 	req.path, req.ignoreState = path, true
-	colour := env.useColor(noColor)
+	colour := fs.colour(env)
 	w, _, diags := buildPlan(context.Background(), env, req)
 	if reportDiagnostics(env, w, diags, colour) {
 		return 1
