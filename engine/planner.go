@@ -207,7 +207,10 @@ func (p *planner) resolveUses(n *stageNode, sp *StagePlan) hcl.Diagnostics {
 			Detail:  "A stage with a layout must also set hardware and model, so the layout can be checked and placed.",
 			Subject: rangeOr(n.useRange, "layout", n.cfg.DeclRange)}}
 	}
-	fs := layout.Validate(rl.Layout, sp.Model.Shape, hw, 0)
+	if layout.Errors(layout.CheckOwn(rl.Layout)) {
+		return nil // reported once, where the layout is declared (LoadWorkload)
+	}
+	fs := layout.CheckFit(rl.Layout, sp.Model.Shape, hw, 0)
 	diags := findingDiagnostics(fs, rl.Block, n.useRange["layout"])
 	if layout.Errors(fs) {
 		return diags

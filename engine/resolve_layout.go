@@ -68,6 +68,11 @@ func resolveLayout(b *dsl.Layout) (*resolvedLayout, hcl.Diagnostics) {
 				Subject: b.DeclRange.Ptr()})
 		}
 	}
+	if diags.HasErrors() {
+		return r, diags
+	}
+	// Every declared layout, used by a stage or not, passes its own rules.
+	diags = append(diags, findingDiagnostics(layout.CheckOwn(l), b, b.DeclRange)...)
 	return r, append(diags, checkWorldFits(b, l)...)
 }
 

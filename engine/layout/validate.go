@@ -39,12 +39,24 @@ func Errors(fs []Finding) bool {
 // are skipped while a degree is not positive, so each problem is reported
 // once.
 func Validate(l Layout, s model.Shape, hw *hardware.Profile, gpus int) []Finding {
-	var fs []Finding
-	fs = append(fs, checkDegrees(l)...)
-	fs = append(fs, checkChoices(l)...)
+	fs := CheckOwn(l)
 	if Errors(fs) {
 		return fs
 	}
+	return append(fs, CheckFit(l, s, hw, gpus)...)
+}
+
+// CheckOwn checks the rules a layout must pass whatever it trains and runs
+// on (positive degrees, known choices), so a layout no stage uses is
+// checked too.
+func CheckOwn(l Layout) []Finding {
+	return append(checkDegrees(l), checkChoices(l)...)
+}
+
+// CheckFit checks the rules that need the model and hardware, for a
+// layout that passes CheckOwn.
+func CheckFit(l Layout, s model.Shape, hw *hardware.Profile, gpus int) []Finding {
+	var fs []Finding
 	fs = append(fs, checkWorld(l, hw, gpus)...)
 	fs = append(fs, checkDivisibility(l, s)...)
 	fs = append(fs, checkTPDomain(l, hw)...)
