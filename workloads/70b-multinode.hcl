@@ -24,12 +24,23 @@
 # runs where sbatch can submit to the cluster.
 #
 #   gpuflow plan workloads/70b-multinode.hcl
+#   gpuflow plan -var nodes=4 workloads/70b-multinode.hcl  # data parallel over 4 servers
 #   gpuflow apply -var partition=gpu workloads/70b-multinode.hcl
 
 variable "data" {
   type        = string
   description = "Prepared training shards, e.g. the output_dir of the data prep in workloads/7b-pretrain.hcl."
   default     = "data/fineweb"
+}
+
+variable "nodes" {
+  type        = number
+  default     = 2
+  description = "XE9780 servers to train on: TP 8 stays inside each, DP spans them (one replica per server)."
+  validation {
+    condition     = var.nodes >= 1 && floor(var.nodes) == var.nodes
+    error_message = "nodes must be a whole number of servers, 1 or more."
+  }
 }
 
 variable "partition" {
@@ -39,7 +50,7 @@ variable "partition" {
 }
 
 locals {
-  dp          = 2
+  dp          = var.nodes
   micro_batch = 2
 
   # The site-specific part of the guide's nccl_env.sh: gpuflow derives the
@@ -54,7 +65,7 @@ locals {
 
 hardware "xe9780x2" {
   profile = "dell-xe9780-b300"
-  nodes   = 2
+  nodes   = var.nodes
 }
 
 # The guide's launch script asks Slurm for whole nodes: 12 CPUs per GPU,
