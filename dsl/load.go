@@ -51,6 +51,9 @@ func Load(path string, in Inputs) (*Config, hcl.Diagnostics) {
 			bodies = append(bodies, f)
 		}
 	}
+	if several := severalWorkloads(path, bodies); several != nil {
+		return cfg, append(diags, several)
+	}
 	diags = append(diags, cfg.decodeFiles(bodies)...)
 	if diags.HasErrors() {
 		return cfg, diags

@@ -58,6 +58,15 @@ func (v *varFlags) register(fs *flag.FlagSet) {
 	fs.Var(&v.varFiles, "var-file", "Read variable values from an HCL file (repeatable)")
 }
 
+// workloadPaths takes the PATH arguments, each a workload of its own,
+// defaulting to the current directory.
+func workloadPaths(fs *flagSet) []string {
+	if fs.NArg() == 0 {
+		return []string{"."}
+	}
+	return fs.Args()
+}
+
 // onePath takes the single PATH argument, defaulting to the current
 // directory.
 func onePath(fs *flagSet, env *cliEnv) (string, bool) {

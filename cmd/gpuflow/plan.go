@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/gpuflow/gpuflow/engine"
 	"github.com/gpuflow/gpuflow/engine/state"
@@ -13,7 +15,10 @@ import (
 const exitChanges = 2
 
 type planArgs struct {
-	req          planRequest
+	req planRequest
+	// paths are the workloads to plan, each on its own; req.path is the
+	// one being planned.
+	paths        []string
 	out          string
 	json         bool
 	detailedExit bool
@@ -23,7 +28,7 @@ type planArgs struct {
 
 func parsePlanArgs(env *cliEnv, args []string) (*planArgs, bool) {
 	a := &planArgs{}
-	fs := newFlagSet("plan", env, "PATH")
+	fs := newFlagSet("plan", env, "[PATH...]")
 	a.req.vars.register(fs.FlagSet)
 	fs.StringVar(&a.out, "out", "", "Save the plan to FILE for a later apply")
 	fs.BoolVar(&a.json, "json", false, "Print the plan as JSON")
@@ -36,16 +41,54 @@ func parsePlanArgs(env *cliEnv, args []string) (*planArgs, bool) {
 		return nil, false
 	}
 	a.noColor = fs.common.noColor
-	path, ok := onePath(fs, env)
-	a.req.path = path
-	return a, ok && a.compare.check(env)
+	a.paths = workloadPaths(fs)
+	a.req.path = a.paths[0]
+	return a, onePlanOptions(env, fs, len(a.paths)) && a.compare.check(env)
 }
 
+// onePlanOptions refuses, with several PATHs, the options that make sense
+// for one plan only: saving it, printing it as a document, comparing it,
+// or naming its state and stages.
+func onePlanOptions(env *cliEnv, fs *flagSet, paths int) bool {
+	if paths < 2 {
+		return true
+	}
+	var given []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "out", "json", "compare", "format", "state", "target", "replace":
+			given = append(given, "-"+f.Name)
+		}
+	})
+	if len(given) == 0 {
+		return true
+	}
+	fmt.Fprintf(env.stderr, "gpuflow plan: with %s, give one PATH (got %d); plan the workloads one at a time\n", strings.Join(given, ", "), paths)
+	return false
+}
+
+// runPlan plans each PATH as a workload of its own, one after the other.
+// The status is the worst: 1 if any failed, else 2 if -detailed-exitcode
+// and any has changes.
 func runPlan(env *cliEnv, args []string) int {
 	a, ok := parsePlanArgs(env, args)
 	if !ok {
 		return 1
 	}
+	status := 0
+	for i, path := range a.paths {
+		if i > 0 {
+			fmt.Fprintln(env.stdout)
+		}
+		a.req.path = path
+		if st := planOne(env, a); st == 1 || status == 0 {
+			status = st
+		}
+	}
+	return status
+}
+
+func planOne(env *cliEnv, a *planArgs) int {
 	colour := env.useColor(a.noColor)
 	w, plan, diags := buildPlan(context.Background(), env, a.req)
 	if reportDiagnostics(env, w, diags, colour) {
