@@ -110,7 +110,7 @@ func loadBuiltin(name string) (builtin, error) {
 // clone copies p deeply enough that changing the copy leaves p alone.
 func (p *Profile) clone() *Profile {
 	c := *p
-	c.GPU.TFLOPS = maps.Clone(p.GPU.TFLOPS)
+	c.GPU = p.GPU.clone()
 	return &c
 }
 

@@ -13,6 +13,8 @@ import (
 //
 // With `profile = "<built-in>"` the named built-in is the starting point and
 // every other argument overrides one field of it, inside nested blocks too.
+// A gpu block's `datasheet = "<entry>"` takes the GPU's figures from the
+// catalogue, which the block's own arguments then override.
 // Without a profile the body must declare every figure estimates need.
 // Expressions are evaluated in ctx, which may be nil; a null value leaves
 // the field as the profile had it, and a value not known until apply is an
@@ -38,6 +40,7 @@ func decode(name string, body hcl.Body, ctx *hcl.EvalContext, lookup lookupFunc)
 	decl, diags := gather(body)
 	p, present, complete, startDiags := start(decl, ctx, lookup)
 	diags = append(diags, startDiags...)
+	diags = append(diags, applyDatasheet(p, present, decl, ctx)...)
 	diags = append(diags, assignAll(p, present, decl, ctx)...)
 	if !complete {
 		return nil, nil, diags

@@ -411,6 +411,7 @@ func TestValue(t *testing.T) {
 		"hbm_bytes_per_s":    cty.NumberFloatVal(3.35e12),
 		"interconnect_kind":  cty.StringVal("nvlink4"),
 		"nvlink_domain_size": cty.NumberIntVal(8),
+		"nvlink_multicast":   cty.True,
 		"network_kind":       cty.StringVal("ib"),
 		"cost_per_gpu_hour":  cty.NumberFloatVal(2.95),
 	})

@@ -13,52 +13,81 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files and generated docs")
 
-const (
-	docsPath   = "../docs/hardware.md"
-	tableBegin = "<!-- builtin-table:begin -->\n"
-	tableEnd   = "<!-- builtin-table:end -->"
-)
+const docsPath = "../docs/hardware.md"
 
-// TestDocsTable keeps the built-in table in docs/hardware.md in step with
-// the embedded profiles.
+// TestDocsTable keeps the generated tables of docs/hardware.md, the
+// built-in profiles and the GPU catalogue, in step with the embedded files.
 func TestDocsTable(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile(docsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := bytes.Index(doc, []byte(tableBegin))
-	end := bytes.Index(doc, []byte(tableEnd))
-	if start < 0 || end < start {
-		t.Fatalf("%s lacks the %q and %q markers", docsPath, tableBegin, tableEnd)
+	for _, table := range []struct {
+		marker string
+		want   string
+	}{
+		{"builtin-table", builtinTable(t)},
+		{"datasheet-table", datasheetTable(t)},
+	} {
+		begin, end := "<!-- "+table.marker+":begin -->\n", "<!-- "+table.marker+":end -->"
+		start, stop := bytes.Index(doc, []byte(begin)), bytes.Index(doc, []byte(end))
+		if start < 0 || stop < start {
+			t.Fatalf("%s lacks the %q and %q markers", docsPath, begin, end)
+		}
+		start += len(begin)
+		if *update {
+			doc = append(append(append([]byte{}, doc[:start]...), table.want...), doc[stop:]...)
+			continue
+		}
+		if diff := cmp.Diff(table.want, string(doc[start:stop])); diff != "" {
+			t.Errorf("%s: %s is stale; run go test ./hardware -run TestDocsTable -update (-want +got):\n%s", docsPath, table.marker, diff)
+		}
 	}
-	start += len(tableBegin)
-	want := builtinTable(t)
 	if *update {
-		out := append(append(append([]byte{}, doc[:start]...), want...), doc[end:]...)
-		if err := os.WriteFile(docsPath, out, 0o644); err != nil {
+		if err := os.WriteFile(docsPath, doc, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return
-	}
-	if diff := cmp.Diff(want, string(doc[start:end])); diff != "" {
-		t.Errorf("%s is stale; run go test ./hardware -run TestDocsTable -update (-want +got):\n%s", docsPath, diff)
 	}
 }
 
 func builtinTable(t *testing.T) string {
 	var b strings.Builder
-	b.WriteString("| name | GPUs | GiB | bf16 | fp8 | NVLink GB/s (domain) | network | source |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| name | GPUs | datasheet | GiB | bf16 | fp8 | NVLink GB/s (domain) | multicast | network | source |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, name := range BuiltinNames() {
 		p := mustBuiltin(t, name)
-		fmt.Fprintf(&b, "| %s | %d × %d %s | %.4g | %g | %g | %s | %s | %s |\n",
-			name, p.Nodes, p.GPU.PerNode, p.GPU.Model,
+		fmt.Fprintf(&b, "| %s | %d × %d %s | %s | %.4g | %g | %g | %s | %s | %s | %s |\n",
+			name, p.Nodes, p.GPU.PerNode, p.GPU.Model, p.GPU.Datasheet,
 			float64(p.GPU.MemoryBytes)/(1<<30),
 			p.GPU.TFLOPS[PrecisionBF16], p.GPU.TFLOPS[PrecisionFP8],
-			linkCell(p.Interconnect), networkCell(p.Network), p.Source)
+			linkCell(p.Interconnect), multicastCell(p.Interconnect), networkCell(p.Network), p.Source)
 	}
 	return b.String()
+}
+
+func datasheetTable(t *testing.T) string {
+	var b strings.Builder
+	b.WriteString("| datasheet | model | GiB | HBM TB/s | bf16 | fp16 | fp8 | tf32 | W | compute capability |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, name := range DatasheetNames() {
+		g, err := Datasheet(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.4g | %g | %g | %g | %g | %g | %g | %s |\n",
+			name, g.Model, float64(g.MemoryBytes)/(1<<30), g.HBMBytesPerS/1e12,
+			g.TFLOPS[PrecisionBF16], g.TFLOPS[PrecisionFP16], g.TFLOPS[PrecisionFP8], g.TFLOPS[PrecisionTF32],
+			g.TDPWatts, g.ComputeCapability)
+	}
+	return b.String()
+}
+
+func multicastCell(i Interconnect) string {
+	if i.MulticastOff {
+		return "off"
+	}
+	return "allowed"
 }
 
 func linkCell(i Interconnect) string {

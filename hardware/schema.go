@@ -88,6 +88,7 @@ var arguments = []argument{
 	{blockInterconnect, "bandwidth_gbps", whenLinked, cty.Number, quantity(aboveZero, 9, func(p *Profile) *float64 { return &p.Interconnect.BytesPerS })},
 	{blockInterconnect, "latency_us", whenLinked, cty.Number, quantity(atLeastZero, -6, func(p *Profile) *float64 { return &p.Interconnect.LatencyS })},
 	{blockInterconnect, "domain_size", always, cty.Number, count(1, func(p *Profile) *int { return &p.Interconnect.DomainSize })},
+	{blockInterconnect, "nvlink_multicast", optional, cty.Bool, negated(func(p *Profile) *bool { return &p.Interconnect.MulticastOff })},
 
 	{blockNetwork, "kind", always, cty.String, oneOf(networkKinds, func(p *Profile) *string { return &p.Network.Kind })},
 	{blockNetwork, "nics_per_node", whenNetworked, cty.Number, count(1, func(p *Profile) *int { return &p.Network.NICsPerNode })},
@@ -117,6 +118,7 @@ func buildSchemas() map[string]*hcl.BodySchema {
 	for _, path := range []string{blockGPU, blockTFLOPS, blockInterconnect, blockNetwork} {
 		out[path] = &hcl.BodySchema{}
 	}
+	out[blockGPU].Attributes = append(out[blockGPU].Attributes, hcl.AttributeSchema{Name: attrDatasheet})
 	for _, a := range arguments {
 		out[a.block].Attributes = append(out[a.block].Attributes, hcl.AttributeSchema{Name: a.name})
 	}

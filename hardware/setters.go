@@ -31,6 +31,15 @@ func boolean(dst func(*Profile) *bool) setter {
 	}
 }
 
+// negated stores the opposite of a bool, for an argument whose default is
+// true: the field's zero value is then the default.
+func negated(dst func(*Profile) *bool) setter {
+	return func(p *Profile, v cty.Value) string {
+		*dst(p) = v.False()
+		return ""
+	}
+}
+
 // count accepts whole numbers from min to maxCount.
 func count(min int, dst func(*Profile) *int) setter {
 	return func(p *Profile, v cty.Value) string {

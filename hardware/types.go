@@ -20,6 +20,9 @@ type Profile struct {
 
 // GPU describes one accelerator and how many sit in a node.
 type GPU struct {
+	// Datasheet names the catalogue entry the figures started from; empty
+	// when the gpu block declares them all.
+	Datasheet   string
 	Model       string
 	PerNode     int
 	MemoryBytes int64
@@ -48,6 +51,10 @@ type Interconnect struct {
 	// DomainSize is how many GPUs share one NVLink domain: 8 on an HGX
 	// board, 72 on an NVL72 rack (which then spans several "nodes").
 	DomainSize int
+	// MulticastOff is set by nvlink_multicast = false: the GPUs sit in a
+	// shared virtual machine whose host is not safe with NVLink SHARP
+	// (NVLS) multicast, so NCCL, PyTorch and NVSHMEM must not use it.
+	MulticastOff bool
 }
 
 // Interconnect kinds. InterconnectNone is a node of a single GPU.

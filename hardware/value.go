@@ -18,6 +18,7 @@ func ValueType() cty.Type {
 		"hbm_bytes_per_s":    cty.Number,
 		"interconnect_kind":  cty.String,
 		"nvlink_domain_size": cty.Number,
+		"nvlink_multicast":   cty.Bool,
 		"network_kind":       cty.String,
 		"cost_per_gpu_hour":  cty.Number,
 	})
@@ -37,6 +38,7 @@ func (p *Profile) Value() cty.Value {
 		"hbm_bytes_per_s":    cty.NumberFloatVal(p.GPU.HBMBytesPerS),
 		"interconnect_kind":  cty.StringVal(p.Interconnect.Kind),
 		"nvlink_domain_size": cty.NumberIntVal(int64(p.Interconnect.DomainSize)),
+		"nvlink_multicast":   cty.BoolVal(!p.Interconnect.MulticastOff),
 		"network_kind":       cty.StringVal(p.Network.Kind),
 		"cost_per_gpu_hour":  cty.NumberFloatVal(p.CostPerGPUHour),
 	})

@@ -59,6 +59,9 @@ func hardwareShow(env *cliEnv, name string) int {
 	row("source", "%s", p.Source)
 	row("nodes", "%d", p.Nodes)
 	row("gpu", "%d x %s per node, %.0f GiB, compute capability %s", p.GPU.PerNode, p.GPU.Model, gib(p.GPU.MemoryBytes), p.GPU.ComputeCapability)
+	if p.GPU.Datasheet != "" {
+		row("  datasheet", "%s", p.GPU.Datasheet)
+	}
 	for _, prec := range []string{hardware.PrecisionBF16, hardware.PrecisionFP16, hardware.PrecisionFP8, hardware.PrecisionTF32} {
 		if v := p.GPU.TFLOPS[prec]; v > 0 {
 			row("  dense "+prec, "%.0f TFLOP/s", v)
@@ -68,10 +71,18 @@ func hardwareShow(env *cliEnv, name string) int {
 	row("  tdp", "%.0f W", p.GPU.TDPWatts)
 	row("interconnect", "%s, %.0f GB/s per GPU each way, %.1f us, NVLink domain of %d GPUs",
 		p.Interconnect.Kind, p.Interconnect.BytesPerS/1e9, p.Interconnect.LatencyS*1e6, p.Interconnect.DomainSize)
+	row("  nvlink multicast", "%s", multicastLine(p.Interconnect))
 	row("network", "%s (GPUDirect RDMA %v)", networkLine(p.Network), p.Network.GPUDirectRDMA)
 	row("cost", "$%.2f per GPU-hour", p.CostPerGPUHour)
 	tw.Flush()
 	return 0
+}
+
+func multicastLine(i hardware.Interconnect) string {
+	if i.MulticastOff {
+		return "off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1)"
+	}
+	return "allowed"
 }
 
 func gib(b int64) float64 { return float64(b) / (1 << 30) }

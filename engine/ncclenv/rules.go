@@ -1,14 +1,11 @@
 package ncclenv
 
 import (
-	"strings"
-
 	"github.com/gpuflow/gpuflow/hardware"
 )
 
-// The reasons below restate facts from the reference guides
-// (b300-xe9780-system-guide.md, nebius-h100-cluster-guide.md,
-// distributed-networking-notes.md) and /work/.library/device/KINDS.md.
+// The reasons below restate facts from the system guides and networking
+// notes that docs/references.md lists.
 
 func p2pLevel(hw *hardware.Profile) (Setting, bool) {
 	if !hasNVLink(hw) || !multiGPU(hw) {
@@ -26,37 +23,27 @@ func mnnvl(hw *hardware.Profile) (Setting, bool) {
 		Reason: "The NVLink domain spans nodes (multi-node NVLink, as in NVL72); this keeps traffic between trays on NVLink instead of the network."}, true
 }
 
-// lentMachines are the built-in profiles of machines lent through this
-// workplace's device tool; their GPUs share a host with others.
-var lentMachines = map[string]bool{"h100-x1": true, "h200-x1": true, "h200-x2": true, "h200-x4": true}
-
-// isLent recognises a lent machine by its built-in name, or, when a
-// workload renamed it, by the description the built-in carries.
-func isLent(hw *hardware.Profile) bool {
-	return lentMachines[hw.Name] || strings.HasPrefix(hw.Description, "Lent machine")
-}
-
-const lentReason = "Lent machine: NVLink multicast can put the host's shared GPUs out of service for a day or more (KINDS.md), so it stays off."
+// multicastReason says why a profile with nvlink_multicast = false keeps
+// every library off NVLink SHARP (NVLS) multicast.
+const multicastReason = "The hardware profile sets nvlink_multicast = false: its GPUs sit in a shared virtual machine whose host is not safe with NVLink SHARP (NVLS) multicast, so it stays off."
 
 func nvlsOff(hw *hardware.Profile) (Setting, bool) {
-	if !isLent(hw) {
-		return Setting{}, false
-	}
-	return Setting{Name: "NCCL_NVLS_ENABLE", Value: "0", Reason: lentReason, Pinned: true}, true
+	return multicastGuard(hw, "NCCL_NVLS_ENABLE", "0")
 }
 
 func torchMulticastOff(hw *hardware.Profile) (Setting, bool) {
-	if !isLent(hw) {
-		return Setting{}, false
-	}
-	return Setting{Name: "TORCH_SYMM_MEM_DISABLE_MULTICAST", Value: "1", Reason: lentReason, Pinned: true}, true
+	return multicastGuard(hw, "TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
 }
 
 func nvshmemNVLSOff(hw *hardware.Profile) (Setting, bool) {
-	if !isLent(hw) {
+	return multicastGuard(hw, "NVSHMEM_DISABLE_NVLS", "1")
+}
+
+func multicastGuard(hw *hardware.Profile, name, value string) (Setting, bool) {
+	if !hw.Interconnect.MulticastOff {
 		return Setting{}, false
 	}
-	return Setting{Name: "NVSHMEM_DISABLE_NVLS", Value: "1", Reason: lentReason, Pinned: true}, true
+	return Setting{Name: name, Value: value, Reason: multicastReason, Pinned: true}, true
 }
 
 func ibEnable(hw *hardware.Profile) (Setting, bool) {

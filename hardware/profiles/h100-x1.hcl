@@ -1,36 +1,29 @@
-# Source: /work/.library/device/KINDS.md, kind nvidia-h100-x1: one "NVIDIA
-# H100 80GB HBM3" with 81559 MiB seen by nvidia-smi (2026-11-13); a single
-# GPU, so no NVLink peer and no network. Peaks: measured.md "Published
-# references" (989 TFLOP/s bf16, 1979 fp8 dense) and the H100 SXM datasheet
-# (fp16, tf32, 3.35 TB/s, 700 W). Seen there: 798 TFLOP/s on an 8192^3 bf16
-# matmul and about 3.0 TB/s on a device copy.
+# Source: reference measurements on a virtual machine with one NVIDIA H100
+# 80GB HBM3 of a shared host: nvidia-smi reports 81559 MiB; a single GPU, so
+# no NVLink peer and no network. Peaks: the GPU catalogue
+# (gpus/h100-sxm.hcl). Plain PyTorch reached 798 TFLOP/s on an 8192^3 bf16
+# matmul and about 3.0 TB/s on a device copy there (reference measurements).
+# NVLink multicast is off: on a host shared between virtual machines,
+# NVLink SHARP (NVLS) multicast is not safe for the other tenants' GPUs.
 # Cost: ASSUMPTION, not in the references: the H100 list price used for
 # nebius-h100-8, USD per GPU-hour. Override cost_per_gpu_hour.
+# See docs/references.md for the sources.
 hardware "h100-x1" {
-  description       = "Lent machine nvidia-h100-x1: one H100 80GB SXM"
-  source            = "KINDS.md (nvidia-h100-x1); measured.md; NVIDIA H100 SXM datasheet"
+  description       = "Shared virtual machine: one H100 80GB SXM"
+  source            = "NVIDIA H100 Tensor Core GPU datasheet; reference measurements"
   nodes             = 1
   cost_per_gpu_hour = 2.95
 
   gpu {
-    model              = "H100 80GB SXM"
-    count              = 1
-    memory_gib         = 81559 / 1024 # MiB seen by nvidia-smi
-    compute_capability = "9.0"
-    hbm_tbps           = 3.35
-    tdp_watts          = 700
-
-    tflops {
-      bf16 = 989
-      fp16 = 989
-      fp8  = 1979
-      tf32 = 494
-    }
+    datasheet  = "h100-sxm"
+    count      = 1
+    memory_gib = 81559 / 1024 # MiB seen by nvidia-smi
   }
 
   interconnect {
-    kind        = "none"
-    domain_size = 1
+    kind             = "none"
+    domain_size      = 1
+    nvlink_multicast = false
   }
 
   network {

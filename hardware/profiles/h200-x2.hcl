@@ -1,38 +1,33 @@
-# Source: /work/.library/device/KINDS.md, kind nvidia-h200-x2: 2 NVIDIA H200
-# of 143771 MiB on one host, nothing outside reachable, so no network. How
-# the two are linked is not recorded there; NVLink 4 through NVSwitch is
-# ASSUMED from the same hosts' 4-GPU kind (measured.md: all pairs NV18).
-# Peaks: H200 SXM datasheet, as measured.md quotes (989 TFLOP/s bf16, 1979
-# fp8 dense; 4.8 TB/s; NVLink 900 GB/s bidirectional).
+# Source: reference measurements on a virtual machine with 2 NVIDIA H200 of
+# a shared host: nvidia-smi reports 143771 MiB each; nothing outside the
+# machine is reachable, so no network. How the two are linked was not
+# recorded; NVLink 4 through NVSwitch is ASSUMED from the same hosts' 4-GPU
+# machines (all pairs NV18 there). Peaks: the GPU catalogue
+# (gpus/h200-sxm.hcl); NVLink 900 GB/s bidirectional from the NVIDIA H200
+# datasheet.
+# NVLink multicast is off: on a host shared between virtual machines,
+# NVLink SHARP (NVLS) multicast is not safe for the other tenants' GPUs.
 # Cost: ASSUMPTION, not in the references: the H200 list price used for
 # hgx-h200-8, USD per GPU-hour. Override cost_per_gpu_hour.
+# See docs/references.md for the sources.
 hardware "h200-x2" {
-  description       = "Lent machine nvidia-h200-x2: 2x H200 141GB SXM over NVLink 4"
-  source            = "KINDS.md (nvidia-h200-x2); measured.md; NVIDIA H200 SXM datasheet"
+  description       = "Shared virtual machine: 2x H200 141GB SXM over NVLink 4"
+  source            = "NVIDIA H200 Tensor Core GPU datasheet; reference measurements"
   nodes             = 1
   cost_per_gpu_hour = 3.5
 
   gpu {
-    model              = "H200 141GB SXM"
-    count              = 2
-    memory_gib         = 143771 / 1024 # MiB seen by nvidia-smi
-    compute_capability = "9.0"
-    hbm_tbps           = 4.8
-    tdp_watts          = 700
-
-    tflops {
-      bf16 = 989
-      fp16 = 989
-      fp8  = 1979
-      tf32 = 494
-    }
+    datasheet  = "h200-sxm"
+    count      = 2
+    memory_gib = 143771 / 1024 # MiB seen by nvidia-smi
   }
 
   interconnect {
-    kind           = "nvlink4"
-    bandwidth_gbps = 450 # 900 GB/s bidirectional
-    latency_us     = 1
-    domain_size    = 2
+    kind             = "nvlink4"
+    bandwidth_gbps   = 450 # 900 GB/s bidirectional
+    latency_us       = 1
+    domain_size      = 2
+    nvlink_multicast = false
   }
 
   network {

@@ -84,6 +84,8 @@ type hardwareConfig struct {
 	Nodes       int
 	GPUsPerNode int
 	TFLOPS      map[string]float64
+	// MulticastOff: the profile sets nvlink_multicast = false.
+	MulticastOff bool
 }
 
 // Defaults of the optional arguments, as docs/training.md lists them.
@@ -211,6 +213,9 @@ func (d *decoder) hardware() hardwareConfig {
 	obj := d.object("hardware", "a hardware block, e.g. hardware.lab")
 	hw := hardwareConfig{Name: fieldString(obj, "name", ""), Nodes: field(obj, "nodes", 1),
 		GPUsPerNode: field(obj, "gpus_per_node", 0), TFLOPS: map[string]float64{}}
+	if m := attrOf(obj, "nvlink_multicast"); !m.IsNull() && m.Type() == cty.Bool {
+		hw.MulticastOff = m.False()
+	}
 	if t := attrOf(obj, "tflops"); !t.IsNull() && (t.Type().IsMapType() || t.Type().IsObjectType()) {
 		for k, v := range t.AsValueMap() {
 			if v.IsKnown() && !v.IsNull() && v.Type() == cty.Number {

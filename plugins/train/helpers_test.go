@@ -28,6 +28,7 @@ type stageBody struct {
 	lora             cty.Value
 	base             cty.Value
 	extraAttrs       map[string]cty.Value
+	multicastOff     bool
 	layers, kvHeads  int
 	precision, recom string
 }
@@ -44,7 +45,8 @@ func (b stageBody) value() cty.Value {
 	attrs := map[string]cty.Value{
 		"hardware": cty.ObjectVal(map[string]cty.Value{
 			"name": cty.StringVal(b.hardware), "nodes": n(1), "gpus_per_node": n(b.gpusPerNode), "total_gpus": n(b.gpusPerNode),
-			"tflops": cty.MapVal(map[string]cty.Value{"bf16": cty.NumberFloatVal(989), "fp8": cty.NumberFloatVal(1979)}),
+			"nvlink_multicast": cty.BoolVal(!b.multicastOff),
+			"tflops":           cty.MapVal(map[string]cty.Value{"bf16": cty.NumberFloatVal(989), "fp8": cty.NumberFloatVal(1979)}),
 		}),
 		"model": cty.ObjectVal(map[string]cty.Value{
 			"name": cty.StringVal("small"), "layers": n(b.layers), "hidden": n(256), "ffn_hidden": n(768), "heads": n(4),

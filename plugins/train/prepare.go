@@ -73,7 +73,7 @@ func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
 	return &Launch{
 		Torchrun: Torchrun{Python: python(opts), Script: script, Config: configPath, Nodes: nodes, ProcsPerNode: procs,
 			Endpoint: endpoint, JobID: jobID},
-		Env:    trainerEnv(req.Env, hw.Name),
+		Env:    trainerEnv(req.Env, hw),
 		RunDir: runDir,
 		Config: cfg,
 	}, diags

@@ -38,30 +38,27 @@ func (t Torchrun) Argv() []string {
 	return append(argv, "--nproc-per-node="+strconv.Itoa(t.ProcsPerNode), t.Script, "--config", t.Config)
 }
 
-// multicastOff are the settings every process on a lent machine keeps:
-// NVLink multicast (NVLS) can put the host's shared GPUs out of service
-// (/work/.library/device/KINDS.md). The plan sets them too
-// (engine/ncclenv); they are repeated here so that no launch on such a
-// machine goes without them, whatever the plan held.
+// multicastOff are the settings every process keeps on hardware whose
+// profile sets nvlink_multicast = false (GPUs of a shared virtual machine,
+// whose host is not safe with NVLink SHARP multicast). The plan sets them
+// too (engine/ncclenv); they are repeated here so that no launch on such
+// hardware goes without them, whatever the plan held.
 var multicastOff = map[string]string{
 	"NCCL_NVLS_ENABLE":                 "0",
 	"TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
 	"NVSHMEM_DISABLE_NVLS":             "1",
 }
 
-// lentProfiles are the built-in profiles of the lent machines, as
-// engine/ncclenv names them.
-var lentProfiles = map[string]bool{"h100-x1": true, "h200-x1": true, "h200-x2": true, "h200-x4": true}
-
 // trainerEnv is the environment the trainer runs with on top of the
-// inherited one: the plan's NCCL settings, the lent machines' multicast
-// guards, and unbuffered output so metrics arrive as they happen.
-func trainerEnv(planEnv map[string]string, hardware string) map[string]string {
+// inherited one: the plan's NCCL settings, the multicast guards where the
+// hardware forbids multicast, and unbuffered output so metrics arrive as
+// they happen.
+func trainerEnv(planEnv map[string]string, hw hardwareConfig) map[string]string {
 	env := maps.Clone(planEnv)
 	if env == nil {
 		env = map[string]string{}
 	}
-	if lentProfiles[hardware] {
+	if hw.MulticastOff {
 		maps.Copy(env, multicastOff)
 	}
 	env["PYTHONUNBUFFERED"] = "1"

@@ -42,25 +42,25 @@ func TestTrainerEnv(t *testing.T) {
 	t.Parallel()
 	plan := map[string]string{"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "0"}
 	tests := map[string]struct {
-		hardware string
+		hardware hardwareConfig
 		plan     map[string]string
 		want     map[string]string
 	}{
-		"lent machine gets the multicast guards on top of the plan": {
-			hardware: "h200-x4", plan: plan,
+		"hardware without multicast gets the guards on top of the plan": {
+			hardware: hardwareConfig{Name: "lab", MulticastOff: true}, plan: plan,
 			want: map[string]string{"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "0", "NCCL_NVLS_ENABLE": "0",
 				"TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1", "PYTHONUNBUFFERED": "1"},
 		},
 		"a guard overrides what the plan said": {
-			hardware: "h100-x1", plan: map[string]string{"NCCL_NVLS_ENABLE": "1"},
+			hardware: hardwareConfig{Name: "h100-x1", MulticastOff: true}, plan: map[string]string{"NCCL_NVLS_ENABLE": "1"},
 			want: map[string]string{"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1", "PYTHONUNBUFFERED": "1"},
 		},
 		"other machines get the plan's settings only": {
-			hardware: "xe9780", plan: plan,
+			hardware: hardwareConfig{Name: "h200-x4"}, plan: plan,
 			want: map[string]string{"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "0", "PYTHONUNBUFFERED": "1"},
 		},
 		"no plan settings": {
-			hardware: "xe9780",
+			hardware: hardwareConfig{Name: "xe9780"},
 			want:     map[string]string{"PYTHONUNBUFFERED": "1"},
 		},
 	}
@@ -110,6 +110,26 @@ func TestEnviron(t *testing.T) {
 				t.Errorf("environ (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPrepareFollowsNVLinkMulticast: the launch keeps multicast off
+// exactly when the hardware object says nvlink_multicast = false, whatever
+// the hardware block is called.
+func TestPrepareFollowsNVLinkMulticast(t *testing.T) {
+	t.Parallel()
+	for _, off := range []bool{true, false} {
+		dir := t.TempDir()
+		writeShard(t, filepath.Join(dir, "data", "train-00000"))
+		b := defaultBody(cty.StringVal("data/train-00000"))
+		b.hardware, b.multicastOff = "lab", off
+		launch, diags := Prepare(request(dir, "pretrain", "p", b.value(), "run-1"), Options{Python: "python3"})
+		if diags.HasErrors() {
+			t.Fatalf("Prepare: %v", diags)
+		}
+		if got := launch.Env["NCCL_NVLS_ENABLE"] == "0" && launch.Env["NVSHMEM_DISABLE_NVLS"] == "1"; got != off {
+			t.Errorf("nvlink_multicast = %v: multicast guards set %v, want %v (env %v)", !off, got, off, launch.Env)
+		}
 	}
 }
 
