@@ -25,7 +25,7 @@ func mnnvl(hw *hardware.Profile) (Setting, bool) {
 
 // multicastReason says why a profile with nvlink_multicast = false keeps
 // every library off NVLink SHARP (NVLS) multicast.
-const multicastReason = "The hardware profile sets nvlink_multicast = false: its GPUs sit in a shared virtual machine whose host is not safe with NVLink SHARP (NVLS) multicast, so it stays off."
+const multicastReason = "The hardware profile sets nvlink_multicast = false, as for GPUs in a shared virtual machine whose host is not safe with NVLink SHARP (NVLS) multicast; it stays off."
 
 func nvlsOff(hw *hardware.Profile) (Setting, bool) {
 	return multicastGuard(hw, "NCCL_NVLS_ENABLE", "0")
