@@ -33,7 +33,7 @@ func TestInvalidFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(paths) < 30 {
-		t.Fatalf("found %d invalid fixtures; issue 2 asks for at least 30", len(paths))
+		t.Fatalf("found %d invalid fixtures; the suite is meant to hold at least 30", len(paths))
 	}
 	plugins := testPlugins(t)
 	for _, path := range paths {

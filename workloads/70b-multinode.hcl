@@ -4,15 +4,15 @@
 # check runs first, because a slow or misconfigured RDMA path is the
 # commonest reason such a run crawls.
 #
-# Source: /work/shared/reference/b300-xe9780-system-guide.md, "Advanced Use
-# Case 2: Multi-Node Training with NVLink + RoCEv2": the parallelism table
-# (TP 8 within a node, PP 1, DP 2 across nodes), the model configuration
-# (80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads, vocab 32000,
-# 4096 positions: the llama2-70b preset), FSDP full sharding with bf16
-# mixed precision and FP8 compute, batch 2 x 4096 per rank, AdamW lr 1e-4,
-# 1,000 steps, the NCCL settings of its nccl_env.sh, and the all-reduce
-# expectation across nodes (about 350 GB/s). Those are the guide's claims,
-# not measurements.
+# Source: "NVIDIA B300 Part 2: Dell XE9780 System Configuration"
+# (docs/references.md), "Advanced Use Case 2: Multi-Node Training with
+# NVLink + RoCEv2": the parallelism table (TP 8 within a node, PP 1, DP 2
+# across nodes), the model configuration (80 layers, hidden 8192, FFN 28672,
+# 64 heads, 8 KV heads, vocab 32000, 4096 positions: the llama2-70b preset),
+# FSDP full sharding with bf16 mixed precision and FP8 compute, batch 2 x
+# 4096 per rank, AdamW lr 1e-4, 1,000 steps, the NCCL settings of its
+# nccl_env.sh, and the all-reduce expectation across nodes (about 350 GB/s).
+# Those are the guide's claims, not measurements.
 #
 # The plan warns (dp-on-network-no-overlap) that FSDP's gathers and
 # reductions across the two servers are not hidden behind compute at this

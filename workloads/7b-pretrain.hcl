@@ -2,7 +2,7 @@
 # reference recipe does: check the node, tokenize FineWeb-Edu, train with
 # TP 2 x DP 4 in FP8, then check the node again.
 #
-# Source: /work/shared/reference/b300-xe9780-system-guide.md
+# Source: "NVIDIA B300 Part 2: Dell XE9780 System Configuration" (docs/references.md)
 #   - "Advanced Use Case 1": model configuration (Llama 2 7B widths with 8
 #     query groups, sequence 4096, TP 2 on 8 GPUs, micro batch 4, global
 #     batch 256, FP8, lr 3e-4, weight decay 0.1, 100,000 steps, split
@@ -46,7 +46,7 @@ variable "steps" {
 locals {
   # Acceptance thresholds per GPU, derived from the guide's B300 figures.
   # Compute and HBM pass at the share of peak the H100 reference suite
-  # accepts (nebius-h100-cluster-guide.md: 700 of 989 TFLOP/s, 2.5 of
+  # accepts (the Nebius H100 cluster guide: 700 of 989 TFLOP/s, 2.5 of
   # 3.35 TB/s); links pass near the low end of what the guide expects.
   accept = {
     bf16_tflops = floor(1125 * 700 / 989) # 796 of 1125 peak

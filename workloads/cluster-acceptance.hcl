@@ -3,17 +3,19 @@
 # all-reduce bandwidth over NVLink and, with more than one node, over the
 # network.
 #
-# Source: /work/shared/reference/nebius-h100-cluster-guide.md, 5.3 and 7
-# (the suite: health, 16384^3 matmul, 32 GB memory copy, NCCL all-reduce;
-# pass marks: bf16 above 700 of 989 TFLOP/s, memory above 2.5 of 3.35 TB/s,
-# all-reduce above 400 GB/s on 8 GPUs) and 10.1 (results that passed:
-# 731 TFLOP/s, 3.02 TB/s, 442 GB/s); /work/shared/reference/nebius-h100-16gpu-readme.md
-# (2 nodes: all-reduce above 350 GB/s, 1 MB to 1 GB messages, 435 GB/s seen).
-# The reference's fifth check, training throughput, is a pretrain stage's
-# job: see workloads/h200-lab.hcl.
+# Source: "Nebius H100 GPU Cluster - Complete Technical Guide"
+# (docs/references.md), 5.3 and 7 (the suite: health, 16384^3 matmul, 32 GB
+# memory copy, NCCL all-reduce; pass marks: bf16 above 700 of 989 TFLOP/s,
+# memory above 2.5 of 3.35 TB/s, all-reduce above 400 GB/s on 8 GPUs) and
+# 10.1 (results that passed: 731 TFLOP/s, 3.02 TB/s, 442 GB/s); "Nebius H100
+# 16-GPU Multi-Node Benchmark" (docs/references.md; 2 nodes: all-reduce
+# above 350 GB/s, 1 MB to 1 GB messages, 435 GB/s seen). The reference's
+# fifth check, training throughput, is a pretrain stage's job: see
+# workloads/h200-lab.hcl.
 #
 # With nodes above 1 this release checks the node the stage runs on and
-# warns so; NCCL across nodes comes with the Slurm executor (issue 9).
+# warns so; NCCL across nodes comes with the Slurm executor (see
+# docs/multinode.md).
 #
 # The compute and memory marks are kept as shares of the profile's peaks,
 # so the same file accepts other GPUs:

@@ -1,25 +1,26 @@
-# The whole pipeline in miniature, sized for the lent H200 machines (1, 2
-# or 4 GPUs) to finish in minutes: accept the GPUs, tokenize a small
-# English corpus, pre-train a ~110M-parameter Llama-shaped model for a few
-# hundred steps, then LoRA fine-tune the checkpoint it wrote.
+# The whole pipeline in miniature, sized for the H200 virtual machines of
+# the built-in profiles h200-x1, h200-x2 and h200-x4 to finish in minutes:
+# accept the GPUs, tokenize a small English corpus, pre-train a
+# ~110M-parameter Llama-shaped model for a few hundred steps, then LoRA
+# fine-tune the checkpoint it wrote.
 #
 # Sources: acceptance marks are 90% of what plain PyTorch measured on 4x
-# H200 (/work/shared/reference/measured.md: 746 TFLOP/s bf16 and 1406 fp8
-# GEMM at 8192^3, 4.22 TB/s HBM copy, 394 GB/s P2P copy, all-reduce busbw
-# 354 GB/s at 1 GiB). The text is English that every Debian and Ubuntu
-# system ships (issue 7): the packages' copyright files for pre-training
-# (433 files, 11.8 MB on the lent machines' Ubuntu 24.04 image; 723 files,
-# 17.5 MB on a Debian 12 workstation; counted 2026-11-21), and the common
-# licence texts for fine-tuning. The tokenizer is GPT-2's r50k_base, whose
-# rank file the repository keeps as test data. The model widths are GPT-2
-# small's (12 layers, 768 wide, 12 heads) in Llama form, chosen here.
+# H200 (reference measurements, docs/references.md: 746 TFLOP/s bf16 and
+# 1406 fp8 GEMM at 8192^3, 4.22 TB/s HBM copy, 394 GB/s P2P copy, all-reduce
+# busbw 354 GB/s at 1 GiB). The text is English that every Debian and Ubuntu
+# system ships: the packages' copyright files for pre-training (433 files,
+# 11.8 MB on the H200 machines' Ubuntu 24.04 image; 723 files, 17.5 MB on a
+# Debian 12 workstation; counted 2026-11-21), and the common licence texts
+# for fine-tuning. The tokenizer is GPT-2's r50k_base, whose rank file the
+# repository keeps as test data. The model widths are GPT-2 small's (12
+# layers, 768 wide, 12 heads) in Llama form, chosen here.
 #
 #   gpuflow plan workloads/h200-lab.hcl
 #   gpuflow apply -var profile=h200-x4 workloads/h200-lab.hcl
 
 variable "profile" {
   type        = string
-  description = "The lent machine to run on: h200-x1, h200-x2 or h200-x4."
+  description = "The H200 machine to run on: h200-x1, h200-x2 or h200-x4."
   default     = "h200-x1"
 
   validation {
@@ -56,7 +57,7 @@ locals {
   gpus = { "h200-x1" = 1, "h200-x2" = 2, "h200-x4" = 4 }[var.profile]
   more = local.gpus > 1
 
-  # 90% of measured.md's PyTorch figures on 4x H200.
+  # 90% of the reference measurements' PyTorch figures on 4x H200.
   accept = {
     bf16_tflops = 670
     fp8_tflops  = 1265

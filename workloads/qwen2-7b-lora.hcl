@@ -3,15 +3,16 @@
 # through a chat template, tokenize them, and train rank-64 adapters on the
 # attention projections with plain data parallelism.
 #
-# Source: /work/shared/reference/nebius-h100-cluster-guide.md
+# Source: "Nebius H100 GPU Cluster - Complete Technical Guide" (docs/references.md)
 #   - 5.2 and 6 (training script and training_config.yaml): LoRA r 64,
 #     alpha 128, dropout 0.05 on q/k/v/o projections; batch 2 per GPU,
 #     4 accumulation steps (64 sequences per step on 8 GPUs); lr 2e-5,
 #     10 warm-up steps, 100 steps; bf16; gradient checkpointing; sequences
 #     up to 4096 tokens; dataset glaiveai/glaive-function-calling-v2;
 #   - 6.3: the record shape (instruction, input, output) the template reads.
-# /work/shared/reference/nebius-h100-16gpu-readme.md: the cosine schedule,
-# and the same recipe on 2 nodes (set -var nodes=2: 128 sequences per step).
+# "Nebius H100 16-GPU Multi-Node Benchmark" (docs/references.md): the
+# cosine schedule, and the same recipe on 2 nodes (set -var nodes=2: 128
+# sequences per step).
 #
 #   gpuflow plan workloads/qwen2-7b-lora.hcl
 #   gpuflow plan -var nodes=2 workloads/qwen2-7b-lora.hcl

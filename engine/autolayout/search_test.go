@@ -184,7 +184,7 @@ func TestSearchFailures(t *testing.T) {
 	}
 }
 
-// BenchmarkSearch70BOn1024 is issue 5's target: the full search for a
+// BenchmarkSearch70BOn1024 is the search's speed target: the full search for a
 // 70B model on 1,024 GPUs under one second on 2 cores.
 func BenchmarkSearch70BOn1024(b *testing.B) {
 	// megatron has the widest space (CP, ZeRO 0/1, sequence parallelism);

@@ -8,11 +8,11 @@ import (
 
 // nvlinkBusEfficiency is busbw over the per-direction datasheet bandwidth
 // for large all_gather and reduce_scatter: 342.9 and 341.8 GB/s of
-// 450 GB/s on 4x H200 (measured.md, nccl-tests at 4 GiB).
+// 450 GB/s on 4x H200 (reference measurements, nccl-tests at 4 GiB; docs/references.md).
 const nvlinkBusEfficiency = 0.76
 
 // hbmEfficiency is achieved over datasheet HBM bandwidth: 4.22 of 4.8 TB/s
-// for a device copy on H200 (measured.md).
+// for a device copy on H200 (reference measurements).
 const hbmEfficiency = 0.88
 
 // link is the bandwidth and latency one parallel group sees.

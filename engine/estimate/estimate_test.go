@@ -44,7 +44,7 @@ func TestCount(t *testing.T) {
 	}
 }
 
-// TestFLOPsMatchMeasuredMFU recomputes measured.md's MFU column (model
+// TestFLOPsMatchMeasuredMFU recomputes the reference measurements' MFU column (model
 // FLOPs 6N+12Lhs, LoRA 4N, of 989 TFLOP/s) from its tokens/s with our
 // FLOP count. Tolerance 0.1 percentage point (the table's rounding); the
 // LoRA row also counts the adapters' 6*N_adapter, which the table's
@@ -78,7 +78,7 @@ func TestFLOPsMatchMeasuredMFU(t *testing.T) {
 			f := countFLOPs(flopsInput{params: Count(s).Total(s.Layers), adapters: adapters, layers: s.Layers, qDim: s.Hidden, seq: s.SeqLen, recompute: layout.RecomputeNone})
 			got := tc.tokensPerS * f.model / 989e12
 			if math.Abs(got-tc.wantMFU) > 0.001 {
-				t.Errorf("MFU %.4f, measured.md says %.3f", got, tc.wantMFU)
+				t.Errorf("MFU %.4f, the reference measurements say %.3f", got, tc.wantMFU)
 			}
 		})
 	}

@@ -121,10 +121,10 @@ const (
 	// PP4 CP2 VP5) reaches the published 1,113 tokens/s per GPU.
 	megatronGEMMShare = 0.815
 	// eagerGEMMShare, eagerStepBytes: fitted to the Llama-3.2-1B runs on
-	// one H100 and one H200 in measured.md (step time against tokens).
+	// one H100 and one H200 in the reference measurements (step time against tokens).
 	eagerGEMMShare = 0.52
 	eagerStepBytes = 80
-	// eagerActivation: measured.md found eager activations about 2.5x of
+	// eagerActivation: the reference measurements found eager activations about 2.5x of
 	// 34sbh per layer; for Llama-3.2-1B the GQA/SwiGLU-aware count here is
 	// 39sbh, so 2.5*34/39.
 	eagerActivation = 2.18
@@ -156,7 +156,7 @@ var frameworks = map[string]Framework{
 		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
 	// Plain PyTorch (Hugging Face modules, autocast over fp32 weights,
-	// fp32 gradients, fused AdamW, DDP across GPUs), as measured.md ran it.
+	// fp32 gradients, fused AdamW, DDP across GPUs), as the reference measurements ran it.
 	FrameworkEager: {Name: FrameworkEager, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,
 		GradCommBytes: 4, ParamCommBytes: 4, ActivationCoefficient: eagerActivation, LogitBytes: eagerLogitBytes,
 		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,

@@ -160,8 +160,8 @@ func preset(name string) model.Shape {
 	return s
 }
 
-// TestPublishedThroughput compares with the figures in
-// /work/shared/reference/measured.md. Tolerances are stated per row;
+// TestPublishedThroughput compares with the published figures of the
+// reference measurements (docs/references.md). Tolerances are stated per row;
 // "fitted" rows are the data a constant was fitted to (docs/estimator.md),
 // so they check the fit holds, not the model's predictive power.
 func TestPublishedThroughput(t *testing.T) {

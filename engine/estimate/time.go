@@ -8,7 +8,7 @@ import (
 )
 
 // defaultGEMMEfficiency is 8192^3 GEMM throughput over dense datasheet
-// peak on H200 (measured.md: 746 bf16, 721 fp16, 1406 fp8, 382 tf32
+// peak on H200 (reference measurements: 746 bf16, 721 fp16, 1406 fp8, 382 tf32
 // TFLOP/s), used on every GPU until a benchmark stage calibrates it.
 var defaultGEMMEfficiency = map[string]float64{
 	hardware.PrecisionBF16: 746.0 / 989,

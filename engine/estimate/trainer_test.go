@@ -9,7 +9,7 @@ import (
 	"github.com/gpuflow/gpuflow/hardware"
 )
 
-// trainerRun is one run of gpuflow's trainer on lent H200s
+// trainerRun is one run of gpuflow's trainer on H200s
 // (docs/benchmarks.md, "Training"): its plan input and what it measured.
 type trainerRun struct {
 	in         Input
@@ -17,7 +17,7 @@ type trainerRun struct {
 	// peakBytes is peak reserved memory plus what the process held
 	// outside PyTorch; allocatedBytes PyTorch's peak allocated.
 	peakBytes, allocatedBytes float64
-	// tpsTol and memTol replace the 15% and 10% where the
+	// tpsTol and memTol replace the accuracy bar's 15% and 10% where the
 	// accounting is known to miss (docs/estimator.md, "Known limits"), so
 	// that a change that widens a miss still fails.
 	tpsTol, memTol float64
@@ -220,8 +220,8 @@ func trainerRuns() map[string]trainerRun {
 	}
 }
 
-// TestTrainerRuns holds the gpuflow trainer's accounting to the issue's
-// bar on every measured run: peak memory within 10%, tokens/s within 15%
+// TestTrainerRuns holds the gpuflow trainer's accounting to the
+// accuracy bar on every measured run: peak memory within 10%, tokens/s within 15%
 // (the known misses within their measured error);
 // and the model states and activations
 // within 15% of PyTorch's peak allocated, so the fitted reserve does not

@@ -16,8 +16,8 @@ func TestSearchDirs(t *testing.T) {
 		client.PathEnv: "/p1::/p2",
 		"PATH":         "/usr/bin:/bin",
 	}
-	got := client.SearchDirs("/work", "/opt/gpuflow/bin/gpuflow", func(k string) string { return env[k] })
-	want := []string{"/p1", "/p2", "/work/.gpuflow/plugins", "/opt/gpuflow/bin", "/usr/bin", "/bin"}
+	got := client.SearchDirs("/srv/job", "/opt/gpuflow/bin/gpuflow", func(k string) string { return env[k] })
+	want := []string{"/p1", "/p2", "/srv/job/.gpuflow/plugins", "/opt/gpuflow/bin", "/usr/bin", "/bin"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("search dirs (-want +got):\n%s", diff)
 	}

@@ -17,7 +17,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-// h200x4 is the lent 4x H200 machine, as workloads see hardware.lab.
+// h200x4 is the built-in h200-x4 machine (4x H200), as workloads see hardware.lab.
 func h200x4() *hardware.Profile {
 	return &hardware.Profile{
 		Name: "h200-x4", Nodes: 1,

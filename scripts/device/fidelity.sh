@@ -10,7 +10,7 @@
 #   PROFILE=h200-x4 [ROUNDS=3] bash scripts/device/fidelity.sh [gemm,hbm,p2p,nccl]
 # Results: $OUT/fidelity.md (the table), $OUT/run.log, $OUT/fidelity.tgz (every JSON and log).
 set -uo pipefail
-# NVLink multicast stays off on the lent machines (KINDS.md).
+# NVLink multicast stays off on these shared virtual machines (docs/hardware.md).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 CHECKS=${1:-gemm,hbm,p2p,nccl}
 PROFILE=${PROFILE:-h200-x4}

@@ -1,6 +1,6 @@
-"""Copies the lent image's package copyright files into DIR as the
+"""Copies the machine image's package copyright files into DIR as the
 h200-lab workload's corpus, leaving out those that are not UTF-8
-(nsight-compute's, on the lent image), which the data prep refuses.
+(nsight-compute's, on that image), which the data prep refuses.
 
   python3 lab_corpus.py DIR
 """

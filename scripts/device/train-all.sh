@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpuflow's trainer on a lent 4x H200 machine (kind nvidia-h200-x4) in one
+# gpuflow's trainer on a 4x H200 machine (kind nvidia-h200-x4) in one
 # call, the GPUs kept busy in parallel:
 #   GPUs 2,3: gpuflow apply workloads/h200-lab.hcl (profile h200-x2):
 #             acceptance, data prep, pre-train, LoRA fine-tune

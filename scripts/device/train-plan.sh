@@ -1,5 +1,5 @@
 #!/bin/bash
-# The plan against reality for gpuflow's trainer, on a lent 4x H200
+# The plan against reality for gpuflow's trainer, on a 4x H200
 # machine (kind nvidia-h200-x4) in one call: every run below is planned
 # (plan.json) before any of them starts, then applied, and
 # train_plan_summary.py sets each prediction beside what the run measured.

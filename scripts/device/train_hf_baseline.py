@@ -1,7 +1,7 @@
 """The baseline gpuflow's trainer must beat on one GPU: Hugging Face's
 LlamaForCausalLM in the Llama-3.2-1B shape, built from its config (no
 download), eager, bf16 autocast over fp32 weights, fused AdamW, SDPA
-attention, as measured.md ran it. Prints one JSON line.
+attention, as the reference measurements ran it. Prints one JSON line.
 
   python3 train_hf_baseline.py --micro-batch 4 --seq 4096 --steps 13
 """
@@ -13,7 +13,7 @@ import time
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-PEAK_BF16 = 989e12  # H100/H200 SXM dense bf16, the datasheet figure measured.md divides by
+PEAK_BF16 = 989e12  # H100/H200 SXM dense bf16, the datasheet figure the reference measurements divide by
 
 
 def main():

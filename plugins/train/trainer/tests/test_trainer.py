@@ -3,7 +3,7 @@ skip without a GPU. Run from the repository root:
 
   python3 -m unittest discover -s plugins/train/trainer/tests -v
 
-scripts/device/train-tests.sh runs them on a lent GPU machine.
+scripts/device/train-tests.sh runs them on a GPU machine.
 """
 
 import json
