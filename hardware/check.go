@@ -74,10 +74,14 @@ func missingArgument(a argument, p *Profile, decl declaration) *hcl.Diagnostic {
 	case whenNetworked:
 		why = fmt.Sprintf("when network kind is %q", p.Network.Kind)
 	}
+	hint := ""
+	if a.block == blockGPU && a.name != "count" {
+		hint = fmt.Sprintf(" Or name a GPU datasheet, which sets it: datasheet = one of %s.", quoteAll(DatasheetNames()))
+	}
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Missing required argument",
-		Detail:   fmt.Sprintf("The argument %q is required %s.", a.path(), why),
+		Detail:   fmt.Sprintf("The argument %q is required %s.%s", a.path(), why, hint),
 		Subject:  decl.rangeOf(a.block),
 	}
 }
