@@ -77,34 +77,41 @@ func loadBuiltins() (map[string]builtin, error) {
 	return all, nil
 }
 
-var profileFileSchema = &hcl.BodySchema{
-	Blocks: []hcl.BlockHeaderSchema{{Type: "hardware", LabelNames: []string{"name"}}},
-}
-
 // loadBuiltin decodes profiles/NAME.hcl, which must hold exactly one
 // hardware "NAME" block declared inline.
 func loadBuiltin(name string) (builtin, error) {
-	filename := "profiles/" + name + ".hcl"
-	src, err := profileFiles.ReadFile(filename)
+	body, err := readBlock(profileFiles, "profiles", "hardware", name)
 	if err != nil {
 		return builtin{}, err
 	}
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	if diags.HasErrors() {
-		return builtin{}, diags
-	}
-	content, diags := file.Body.Content(profileFileSchema)
-	if diags.HasErrors() {
-		return builtin{}, diags
-	}
-	if len(content.Blocks) != 1 || content.Blocks[0].Labels[0] != name {
-		return builtin{}, fmt.Errorf("%s: want exactly one hardware %q block", filename, name)
-	}
-	p, present, diags := decode(name, content.Blocks[0].Body, nil, nil)
+	p, present, diags := decode(name, body, nil, nil)
 	if diags.HasErrors() {
 		return builtin{}, diags
 	}
 	return builtin{profile: p, present: present}, nil
+}
+
+// readBlock parses DIR/NAME.hcl of files, which must hold exactly one
+// block of type kind labelled NAME, and returns that block's body.
+func readBlock(files embed.FS, dir, kind, name string) (hcl.Body, error) {
+	filename := dir + "/" + name + ".hcl"
+	src, err := files.ReadFile(filename)
+	if err != nil {
+		return nil, err
+	}
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	schema := &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: kind, LabelNames: []string{"name"}}}}
+	content, diags := file.Body.Content(schema)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if len(content.Blocks) != 1 || content.Blocks[0].Labels[0] != name {
+		return nil, fmt.Errorf("%s: want exactly one %s %q block", filename, kind, name)
+	}
+	return content.Blocks[0].Body, nil
 }
 
 // clone copies p deeply enough that changing the copy leaves p alone.

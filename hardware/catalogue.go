@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -79,10 +78,6 @@ func loadDatasheets() (map[string]datasheet, error) {
 	return all, nil
 }
 
-var datasheetFileSchema = &hcl.BodySchema{
-	Blocks: []hcl.BlockHeaderSchema{{Type: "gpu", LabelNames: []string{"name"}}},
-}
-
 // datasheetRequired are the gpu arguments every catalogue entry sets, so
 // that naming one satisfies what an inline gpu block must declare.
 var datasheetRequired = []string{"gpu.model", "gpu.memory_gib", "gpu.hbm_tbps"}
@@ -90,46 +85,40 @@ var datasheetRequired = []string{"gpu.model", "gpu.memory_gib", "gpu.hbm_tbps"}
 // loadDatasheet decodes gpus/NAME.hcl, which must hold exactly one
 // gpu "NAME" block with the figures of one GPU and no count.
 func loadDatasheet(name string) (datasheet, error) {
-	filename := "gpus/" + name + ".hcl"
-	src, err := datasheetFiles.ReadFile(filename)
+	body, err := readBlock(datasheetFiles, "gpus", "gpu", name)
 	if err != nil {
 		return datasheet{}, err
 	}
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	if diags.HasErrors() {
-		return datasheet{}, diags
-	}
-	content, diags := file.Body.Content(datasheetFileSchema)
-	if diags.HasErrors() {
-		return datasheet{}, diags
-	}
-	if len(content.Blocks) != 1 || content.Blocks[0].Labels[0] != name {
-		return datasheet{}, fmt.Errorf("%s: want exactly one gpu %q block", filename, name)
-	}
-	body := content.Blocks[0].Body
 	decl := declaration{body: body, attrs: map[string]*hcl.Attribute{}, blocks: map[string]*hcl.Block{}}
 	if diags := decl.read(body, blockGPU); diags.HasErrors() {
 		return datasheet{}, diags
 	}
 	for _, banned := range []string{"gpu.count", "gpu." + attrDatasheet} {
 		if decl.attrs[banned] != nil {
-			return datasheet{}, fmt.Errorf("%s: a datasheet describes one GPU; %s belongs to a profile", filename, banned)
+			return datasheet{}, fmt.Errorf("gpus/%s.hcl: a datasheet describes one GPU; %s belongs to a profile", name, banned)
 		}
 	}
 	p, present := &Profile{}, presence{}
 	if diags := assignAll(p, present, decl, nil); diags.HasErrors() {
 		return datasheet{}, diags
 	}
-	for _, need := range datasheetRequired {
-		if !present[need] {
-			return datasheet{}, fmt.Errorf("%s: %s is missing", filename, need)
-		}
-	}
-	if len(p.GPU.TFLOPS) == 0 {
-		return datasheet{}, fmt.Errorf("%s: no TFLOP/s rating", filename)
+	if err := checkDatasheet(p.GPU, present); err != nil {
+		return datasheet{}, fmt.Errorf("gpus/%s.hcl: %w", name, err)
 	}
 	p.GPU.Datasheet = name
 	return datasheet{gpu: p.GPU, present: present}, nil
+}
+
+func checkDatasheet(g GPU, present presence) error {
+	for _, need := range datasheetRequired {
+		if !present[need] {
+			return fmt.Errorf("%s is missing", need)
+		}
+	}
+	if len(g.TFLOPS) == 0 {
+		return errors.New("no TFLOP/s rating")
+	}
+	return nil
 }
 
 // applyDatasheet replaces p's GPU figures with those of the catalogue

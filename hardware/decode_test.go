@@ -10,6 +10,11 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
+// profileFileSchema reads a file of hardware blocks, as the built-ins are.
+var profileFileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{{Type: "hardware", LabelNames: []string{"name"}}},
+}
+
 // parseHardware parses src, which holds one hardware block, and returns
 // that block's label and body.
 func parseHardware(t *testing.T, src string) (string, hcl.Body) {
