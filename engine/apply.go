@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -158,6 +160,11 @@ type applier struct {
 	canStop map[string]bool
 
 	calibration *calibrator
+	// cwd is the folder gpuflow runs in: plugins are given the workload's
+	// folder and their run folders as absolute paths, so that whatever
+	// folder a plugin's own processes run in, the paths it is given and
+	// the paths it outputs mean the same.
+	cwd string
 
 	mu      sync.Mutex
 	eval    *planner // for evalContext; guarded by mu
@@ -174,11 +181,16 @@ func newApplier(ctx context.Context, plan *Plan, w *Workload, opts ApplyOptions)
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot find the working folder",
+			Detail: fmt.Sprintf("Reading the current folder failed: %s. Run gpuflow from a folder that exists.", err)}}
+	}
 	nodes, _, diags := w.analyseStages(ctx, opts.Plugins)
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	a := &applier{plan: plan, w: w, opts: opts, byAddr: map[string]*StagePlan{}, nodes: nodes, graph: dag.New(),
+	a := &applier{cwd: cwd, plan: plan, w: w, opts: opts, byAddr: map[string]*StagePlan{}, nodes: nodes, graph: dag.New(),
 		prior: opts.State.Snapshot(), claims: newClaimLocks(), calibration: &calibrator{path: opts.CalibrationPath}, slots: make(chan struct{}, opts.Parallelism), canStop: map[string]bool{}, results: map[string]*StageResult{}}
 	for _, sp := range plan.Stages {
 		a.byAddr[sp.Address] = sp
@@ -191,6 +203,14 @@ func newApplier(ctx context.Context, plan *Plan, w *Workload, opts ApplyOptions)
 	a.eval = &planner{w: w, opts: PlanOptions{Plugins: opts.Plugins, State: a.prior}, nodes: nodes,
 		stageValues: map[string]cty.Value{}, plans: a.byAddr}
 	return a, diags
+}
+
+// abs is path, relative to the folder gpuflow runs in, made absolute.
+func (a *applier) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(a.cwd, path)
 }
 
 // checkPlugin makes sure the stage is still served by the plugin the plan

@@ -181,8 +181,8 @@ func (a *applier) invoke(ctx context.Context, sp *StagePlan, n *stageNode, confi
 	}
 	defer proc.Kill()
 	req := &api.ApplyRequest{
-		StageRequest: api.StageRequest{Type: sp.Type, Name: sp.Name, Config: config, WorkDir: a.w.Config.Dir, Env: envMap(sp.NCCLEnv)},
-		RunDir:       run.Dir,
+		StageRequest: api.StageRequest{Type: sp.Type, Name: sp.Name, Config: config, WorkDir: a.abs(a.w.Config.Dir), Env: envMap(sp.NCCLEnv)},
+		RunDir:       a.abs(run.Dir),
 	}
 	sink := api.EventSinkFunc(func(e api.Event) {
 		if e.Time.IsZero() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 // TestMain lets testscript run this test binary as the gpuflow command.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"gpuflow": func() { os.Exit(run(os.Args[1:], defaultEnv())) },
+		"gpuflow":         func() { os.Exit(run(os.Args[1:], defaultEnv())) },
+		"gpuflow-fakegpu": fakeGPUMain,
 	})
 }
 
@@ -21,12 +23,17 @@ func TestMain(m *testing.M) {
 // commands, their exit status and their output.
 func TestScripts(t *testing.T) {
 	t.Parallel()
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitcode},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "1")
+			e.Setenv("REPO", repo)
 			return nil
 		},
 	})

@@ -73,7 +73,10 @@ type StageRequest struct {
 	// Config is the stage body decoded with the plugin's schema. At plan time
 	// values that depend on other stages' outputs are unknown.
 	Config cty.Value
-	// WorkDir is the directory the workload's paths are relative to.
+	// WorkDir is the directory the workload's relative paths start at: the
+	// folder of its files, whatever folder gpuflow runs in. The host sends
+	// it absolute at apply; at plan it may be relative to the current
+	// folder, for display.
 	WorkDir string
 	// Env is the environment the engine derived for the stage (the plan's
 	// NCCL settings among it).
@@ -83,7 +86,7 @@ type StageRequest struct {
 // ApplyRequest is a StageRequest plus where the run may write.
 type ApplyRequest struct {
 	StageRequest
-	// RunDir is this run's own directory for logs and artifacts.
+	// RunDir is this run's own directory for logs and artifacts, absolute.
 	RunDir string
 }
 

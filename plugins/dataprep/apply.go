@@ -68,7 +68,12 @@ func pipelineConfig(req *api.ApplyRequest, cfg config) (pipeline.Config, api.Dia
 	fail := func(path cty.Path, summary, detail string) {
 		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: summary, Detail: detail, Path: path})
 	}
-	files, err := input.Expand(req.WorkDir, cfg.Inputs)
+	workDir, err := api.AbsPath(req.WorkDir, ".")
+	if err != nil {
+		fail(nil, "Cannot find the workload's folder", err.Error()+".")
+		return pipeline.Config{}, diags
+	}
+	files, err := input.Expand(workDir, cfg.Inputs)
 	if err != nil {
 		fail(cty.GetAttrPath("inputs"), "Input not found", err.Error()+". Paths are relative to the workload's folder.")
 	}
@@ -76,7 +81,7 @@ func pipelineConfig(req *api.ApplyRequest, cfg config) (pipeline.Config, api.Dia
 	if err != nil {
 		fail(cty.GetAttrPath("template"), "Invalid template", err.Error())
 	}
-	tokPath := resolve(req.WorkDir, cfg.Tokenizer.Path)
+	tokPath := resolve(workDir, cfg.Tokenizer.Path)
 	tok, err := bpe.Open(tokPath, cfg.Tokenizer.Type, cfg.Tokenizer.Encoding)
 	if err != nil {
 		fail(cty.GetAttrPath("tokenizer").GetAttr("path"), "Cannot load the tokenizer", err.Error())
@@ -113,7 +118,7 @@ func pipelineConfig(req *api.ApplyRequest, cfg config) (pipeline.Config, api.Dia
 		ParseSpecial: parseSpecial,
 		BOS:          bos,
 		EOS:          eos,
-		OutputDir:    resolve(req.WorkDir, cfg.OutputDir),
+		OutputDir:    resolve(workDir, cfg.OutputDir),
 		Formats:      cfg.OutputFormats,
 		Splits:       cfg.Split,
 		Seed:         cfg.Seed,

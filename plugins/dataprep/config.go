@@ -253,7 +253,8 @@ func (d *decoder) wholeNumber(v cty.Value, name string, lo, hi int64) (int64, bo
 	return n, true
 }
 
-// resolve makes a path relative to the workload's folder absolute.
+// resolve joins a path relative to the workload's folder to that folder;
+// at apply the folder is absolute, and so is the result.
 func resolve(workDir, path string) string {
 	if filepath.IsAbs(path) || workDir == "" {
 		return path

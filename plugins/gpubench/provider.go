@@ -40,7 +40,14 @@ var _ api.Provider = (*Provider)(nil)
 
 // New returns the provider that drives this machine's GPUs.
 func New() *Provider {
-	return &Provider{open: native.Open, host: preflight.System, setenv: os.Setenv}
+	return NewOn(native.Open, preflight.System)
+}
+
+// NewOn returns a provider that drives the node open returns, on the host
+// host reads: a machine other than this one, such as a fake node standing
+// in for GPUs in an end-to-end test of gpuflow.
+func NewOn(open func(native.Options) (node.Node, error), host func() (preflight.Host, error)) *Provider {
+	return &Provider{open: open, host: host, setenv: os.Setenv}
 }
 
 // Schema implements api.Provider.
@@ -136,7 +143,10 @@ func (p *Provider) respond(req *api.ApplyRequest, sink api.EventSink, res *Resul
 	if err != nil {
 		return nil, fmt.Errorf("benchmark: encoding results: %w", err)
 	}
-	path := filepath.Join(req.RunDir, ResultsFile)
+	path, err := api.AbsPath(req.RunDir, ResultsFile)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark: %w", err)
+	}
 	if err := writeFile(path, data); err != nil {
 		return nil, err
 	}

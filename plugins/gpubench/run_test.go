@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,13 +42,7 @@ func (r *recorder) metrics() map[string]float64 {
 // quietHost is a node with a wide port range, GPUs local to CPU 0 and a
 // clean environment.
 func quietHost(n int) preflight.Host {
-	fsys := fstest.MapFS{"proc/sys/net/ipv4/ip_local_port_range": {Data: []byte("32768 60999\n")}}
-	for i := range n {
-		dir := "sys/bus/pci/devices/" + strings.ToLower(fakenode.New(n, "x").Info[i].BusID)
-		fsys[dir+"/numa_node"] = &fstest.MapFile{Data: []byte("0\n")}
-		fsys[dir+"/local_cpulist"] = &fstest.MapFile{Data: []byte("0-63\n")}
-	}
-	return preflight.Host{FS: fsys, Environ: []string{"NCCL_NVLS_ENABLE=0"}, AllowedCPUs: []int{0, 1}}
+	return fakenode.New(n, "x").Host()
 }
 
 // fixedClock ticks one second per reading.

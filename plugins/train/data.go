@@ -8,12 +8,15 @@ import (
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
 // dataPrefixes turns the data argument into Megatron shard prefixes: a
 // data_prep stage's split output (its megatron list), a path or a list of
 // paths. A path may name a prefix, a .bin or .idx file, a folder of shards
-// or a glob. Relative paths start at workDir.
+// or a glob. Relative paths start at workDir; the prefixes are absolute, as
+// the trainer runs in the run's folder.
 func dataPrefixes(v cty.Value, workDir string) ([]string, error) {
 	paths, err := dataPaths(v)
 	if err != nil {
@@ -21,8 +24,9 @@ func dataPrefixes(v cty.Value, workDir string) ([]string, error) {
 	}
 	var out []string
 	for _, p := range paths {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(workDir, p)
+		p, err := api.AbsPath(workDir, p)
+		if err != nil {
+			return nil, err
 		}
 		found, err := expandShards(p)
 		if err != nil {

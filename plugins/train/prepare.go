@@ -130,8 +130,10 @@ func (d *decoder) base(workDir string) string {
 		d.fail(cty.GetAttrPath("base"), "No base checkpoint", "base must name a checkpoint folder, e.g. stage.pretrain.NAME.outputs.checkpoint.")
 		return ""
 	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(workDir, p)
+	p, err := api.AbsPath(workDir, p)
+	if err != nil {
+		d.fail(cty.GetAttrPath("base"), "Base checkpoint not found", err.Error()+".")
+		return ""
 	}
 	if _, err := os.Stat(filepath.Join(p, dcpMetadata)); err != nil {
 		d.fail(cty.GetAttrPath("base"), "Base checkpoint not found",

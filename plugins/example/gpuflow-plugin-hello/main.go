@@ -107,7 +107,10 @@ func (hello) ApplyStage(_ context.Context, req *api.ApplyRequest, sink api.Event
 	if diags.HasErrors() {
 		return &api.ApplyResponse{Diagnostics: diags}, nil
 	}
-	path := filepath.Join(req.RunDir, cfg.file)
+	path, err := api.AbsPath(req.RunDir, cfg.file) // outputs that are paths are absolute
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}

@@ -6,9 +6,12 @@ package fakenode
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"testing/fstest"
 
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
+	"github.com/gpuflow/gpuflow/plugins/gpubench/preflight"
 )
 
 // Node answers as a node whose GPUs run at the given rates.
@@ -60,6 +63,19 @@ func New(n int, name string) *Node {
 		f.TriadTBps = append(f.TriadTBps, 4.3)
 	}
 	return f
+}
+
+// Host is a quiet machine around the node: each GPU on NUMA node 0 with
+// every CPU local, NVLS off, two CPUs allowed; preflight finds nothing to
+// warn of.
+func (f *Node) Host() preflight.Host {
+	fsys := fstest.MapFS{"proc/sys/net/ipv4/ip_local_port_range": {Data: []byte("32768 60999\n")}}
+	for _, g := range f.Info {
+		dir := "sys/bus/pci/devices/" + strings.ToLower(g.BusID)
+		fsys[dir+"/numa_node"] = &fstest.MapFile{Data: []byte("0\n")}
+		fsys[dir+"/local_cpulist"] = &fstest.MapFile{Data: []byte("0-63\n")}
+	}
+	return preflight.Host{FS: fsys, Environ: []string{"NCCL_NVLS_ENABLE=0"}, AllowedCPUs: []int{0, 1}}
 }
 
 func (f *Node) call(name string) error {
