@@ -147,7 +147,7 @@ func (v *applyHuman) StageEvent(address string, e api.Event) {
 			lines = append(lines, fmt.Sprintf("stage.%s: %s", address, v.levelTag(e.Log.Level)+l))
 		}
 	case e.Artifact != nil:
-		lines = append(lines, fmt.Sprintf("stage.%s: artifact %s at %s (%s)", address, e.Artifact.Name, e.Artifact.Path, bytesText(e.Artifact.Bytes)))
+		lines = append(lines, fmt.Sprintf("stage.%s: artifact %s at %s (%s)", address, e.Artifact.Name, e.Artifact.Path, artifactSize(e.Artifact)))
 	case !v.live && (e.Progress != nil || e.Metric != nil) && v.now().Sub(v.lastStatus[address]) >= plainStatusEvery:
 		v.lastStatus[address] = v.now()
 		lines = append(lines, fmt.Sprintf("stage.%s: %s", address, p.status()))
@@ -165,6 +165,14 @@ func (v *applyHuman) levelTag(level string) string {
 		return v.pal.red.Sprint("error: ")
 	}
 	return ""
+}
+
+// artifactSize is a file's size, or a folder's file count and their size.
+func artifactSize(a *api.Artifact) string {
+	if a.Files > 0 {
+		return fmt.Sprintf("%d files, %s", a.Files, bytesText(a.Bytes))
+	}
+	return bytesText(a.Bytes)
 }
 
 func bytesText(b int64) string {

@@ -27,6 +27,8 @@ type EventJSON struct {
 	// artifact (Name shared with metric)
 	Path  string `json:"path,omitempty"`
 	Bytes *int64 `json:"bytes,omitempty"`
+	// Files is set for a folder: how many files it holds.
+	Files int64 `json:"files,omitempty"`
 }
 
 // Event types.
@@ -54,7 +56,7 @@ func Encode(stage string, e api.Event) EventJSON {
 		out.Type, out.Name, out.Value, out.Unit, out.Step = TypeMetric, m.Name, &m.Value, m.Unit, &m.Step
 	case e.Artifact != nil:
 		a := e.Artifact
-		out.Type, out.Name, out.Path, out.Bytes = TypeArtifact, a.Name, a.Path, &a.Bytes
+		out.Type, out.Name, out.Path, out.Bytes, out.Files = TypeArtifact, a.Name, a.Path, &a.Bytes, a.Files
 	}
 	return out
 }

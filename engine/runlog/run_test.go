@@ -76,6 +76,8 @@ func TestEncode(t *testing.T) {
 			`{"time":"2025-01-02T03:04:05Z","stage":"s.x","type":"metric","unit":"TFLOP/s","name":"tflops","value":900,"step":0}`},
 		"artifact": {api.Event{Time: at, Artifact: &api.Artifact{Name: "ckpt", Path: "/x", Bytes: 12}},
 			`{"time":"2025-01-02T03:04:05Z","stage":"s.x","type":"artifact","name":"ckpt","path":"/x","bytes":12}`},
+		"folder artifact": {api.Event{Time: at, Artifact: &api.Artifact{Name: "ckpt", Path: "/x", Bytes: 12, Files: 2}},
+			`{"time":"2025-01-02T03:04:05Z","stage":"s.x","type":"artifact","name":"ckpt","path":"/x","bytes":12,"files":2}`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

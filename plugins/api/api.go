@@ -162,11 +162,14 @@ type Metric struct {
 	Step  int64
 }
 
-// Artifact is a file the stage produced.
+// Artifact is a file or folder the stage produced.
 type Artifact struct {
-	Name  string
-	Path  string
+	Name string
+	Path string
+	// Bytes is the file's size, or the sum of a folder's files.
 	Bytes int64
+	// Files is how many files a folder holds; 0 for a file.
+	Files int64
 }
 
 // Severity of a diagnostic.

@@ -118,7 +118,7 @@ func (m *monitor) handle(ev trainerEvent) {
 		m.checkpoint = ev.Path
 		m.mu.Unlock()
 		m.log("info", "checkpoint at step "+itoa(ev.Step)+": "+ev.Path)
-		m.sink.Send(api.Event{Time: m.now(), Artifact: &api.Artifact{Name: "checkpoint", Path: ev.Path}})
+		m.sink.Send(api.Event{Time: m.now(), Artifact: checkpointArtifact(ev.Path)})
 	case "error":
 		m.mu.Lock()
 		m.errors = append(m.errors, ev)
@@ -168,3 +168,13 @@ func orDefault(s, def string) string {
 }
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+
+// checkpointArtifact is a checkpoint folder with its file count and size;
+// a folder that cannot be read is still named.
+func checkpointArtifact(path string) *api.Artifact {
+	a, err := api.ArtifactAt("checkpoint", path)
+	if err != nil {
+		return &api.Artifact{Name: "checkpoint", Path: path}
+	}
+	return a
+}

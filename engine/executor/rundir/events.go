@@ -116,7 +116,7 @@ func decodeEvent(j runlog.EventJSON) (api.Event, bool) {
 	case runlog.TypeMetric:
 		e.Metric = &api.Metric{Name: j.Name, Value: deref(j.Value), Unit: j.Unit, Step: deref(j.Step)}
 	case runlog.TypeArtifact:
-		e.Artifact = &api.Artifact{Name: j.Name, Path: j.Path, Bytes: deref(j.Bytes)}
+		e.Artifact = &api.Artifact{Name: j.Name, Path: j.Path, Bytes: deref(j.Bytes), Files: j.Files}
 	default:
 		return e, false
 	}

@@ -93,7 +93,7 @@ func TestTail(t *testing.T) {
 		{Time: at, Log: &api.Log{Level: "info", Message: "hello"}},
 		{Time: at, Metric: &api.Metric{Name: "loss", Value: 2.5, Unit: "nats", Step: 7}},
 		{Time: at, Progress: &api.Progress{Label: "steps", Done: 1, Total: 10, Unit: "steps"}},
-		{Time: at, Artifact: &api.Artifact{Name: "stdout", Path: "/x/stdout.log", Bytes: 12}},
+		{Time: at, Artifact: &api.Artifact{Name: "ckpt", Path: "/x/step-1", Bytes: 12, Files: 2}},
 	}
 	w.Send(sent[0])
 	w.Send(sent[1])

@@ -1559,10 +1559,13 @@ func (x *ApplyStage_Metric) GetStep() int64 {
 }
 
 type ApplyStage_Artifact struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
-	SizeBytes     int64                  `protobuf:"varint,3,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Path      string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	SizeBytes int64                  `protobuf:"varint,3,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// file_count is how many files a folder holds (size_bytes is their
+	// sum); 0 for a file.
+	FileCount     int64 `protobuf:"varint,4,opt,name=file_count,json=fileCount,proto3" json:"file_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1614,6 +1617,13 @@ func (x *ApplyStage_Artifact) GetPath() string {
 func (x *ApplyStage_Artifact) GetSizeBytes() int64 {
 	if x != nil {
 		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *ApplyStage_Artifact) GetFileCount() int64 {
+	if x != nil {
+		return x.FileCount
 	}
 	return 0
 }
@@ -1973,7 +1983,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\adetails\x18\x01 \x03(\v2#.gpuflow.plugin.v1.PlanStage.DetailR\adetails\x12;\n" +
 	"\x06claims\x18\x02 \x01(\v2#.gpuflow.plugin.v1.PlanStage.ClaimsR\x06claims\x12.\n" +
 	"\x13expected_duration_s\x18\x03 \x01(\x01R\x11expectedDurationS\x12?\n" +
-	"\vdiagnostics\x18\x04 \x03(\v2\x1d.gpuflow.plugin.v1.DiagnosticR\vdiagnostics\"\x9e\b\n" +
+	"\vdiagnostics\x18\x04 \x03(\v2\x1d.gpuflow.plugin.v1.DiagnosticR\vdiagnostics\"\xbd\b\n" +
 	"\n" +
 	"ApplyStage\x1aY\n" +
 	"\aRequest\x125\n" +
@@ -1991,12 +2001,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value\x12\x12\n" +
 	"\x04unit\x18\x03 \x01(\tR\x04unit\x12\x12\n" +
-	"\x04step\x18\x04 \x01(\x03R\x04step\x1aQ\n" +
+	"\x04step\x18\x04 \x01(\x03R\x04step\x1ap\n" +
 	"\bArtifact\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1d\n" +
 	"\n" +
-	"size_bytes\x18\x03 \x01(\x03R\tsizeBytes\x1a\xf3\x01\n" +
+	"size_bytes\x18\x03 \x01(\x03R\tsizeBytes\x12\x1d\n" +
+	"\n" +
+	"file_count\x18\x04 \x01(\x03R\tfileCount\x1a\xf3\x01\n" +
 	"\x06Result\x12K\n" +
 	"\aoutputs\x18\x01 \x03(\v21.gpuflow.plugin.v1.ApplyStage.Result.OutputsEntryR\aoutputs\x12?\n" +
 	"\vdiagnostics\x18\x02 \x03(\v2\x1d.gpuflow.plugin.v1.DiagnosticR\vdiagnostics\x1a[\n" +

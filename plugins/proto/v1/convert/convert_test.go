@@ -136,6 +136,7 @@ func TestEventsRoundTrip(t *testing.T) {
 		"progress": {Time: at, Progress: &api.Progress{Label: "l", Done: 1, Total: 4, Unit: "steps"}},
 		"metric":   {Time: at, Metric: &api.Metric{Name: "loss", Value: 0.5, Unit: "", Step: 7}},
 		"artifact": {Time: at, Artifact: &api.Artifact{Name: "a", Path: "/p", Bytes: 9}},
+		"folder":   {Time: at, Artifact: &api.Artifact{Name: "ckpt", Path: "/c", Bytes: 90, Files: 3}},
 	}
 	for name, ev := range tests {
 		t.Run(name, func(t *testing.T) {

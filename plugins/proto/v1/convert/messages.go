@@ -110,7 +110,7 @@ func EventToProto(e api.Event) *pluginv1.ApplyStage_Event {
 		}}
 	case e.Artifact != nil:
 		out.Kind = &pluginv1.ApplyStage_Event_Artifact{Artifact: &pluginv1.ApplyStage_Artifact{
-			Name: e.Artifact.Name, Path: e.Artifact.Path, SizeBytes: e.Artifact.Bytes,
+			Name: e.Artifact.Name, Path: e.Artifact.Path, SizeBytes: e.Artifact.Bytes, FileCount: e.Artifact.Files,
 		}}
 	}
 	return out
@@ -131,7 +131,7 @@ func EventFromProto(e *pluginv1.ApplyStage_Event) (ev api.Event, ok bool) {
 		ev.Metric = &api.Metric{Name: m.GetName(), Value: m.GetValue(), Unit: m.GetUnit(), Step: m.GetStep()}
 	case *pluginv1.ApplyStage_Event_Artifact:
 		a := kind.Artifact
-		ev.Artifact = &api.Artifact{Name: a.GetName(), Path: a.GetPath(), Bytes: a.GetSizeBytes()}
+		ev.Artifact = &api.Artifact{Name: a.GetName(), Path: a.GetPath(), Bytes: a.GetSizeBytes(), Files: a.GetFileCount()}
 	default:
 		return ev, false
 	}
