@@ -240,12 +240,32 @@ func (v *applyHuman) Finished(res *engine.ApplyResult, sources map[string][]byte
 		res.Count(engine.OutcomeFailed), res.Count(engine.OutcomeInterrupted), res.Count(engine.OutcomeSkipped),
 		shortDuration(v.now().Sub(v.started)))
 	writeApplyTable(w, res, v)
+	shown := map[string]bool{}
 	for _, r := range res.Stages {
-		if len(r.Diagnostics) > 0 {
-			writeDiagnostics(v.env.stderr, r.Diagnostics, sources, v.colour)
+		if diags := unshownWarnings(r.Diagnostics, shown); len(diags) > 0 {
+			writeDiagnostics(v.env.stderr, diags, sources, v.colour)
 		}
 	}
 	writeApplyOutputs(w, res.Outputs)
+}
+
+// unshownWarnings drops the warnings an earlier stage gave in the same
+// words, and records the rest in shown: a warning about the machine (its
+// NCCL patch levels, say) that every training stage gives is said once per
+// apply. Errors are kept, each belonging to its stage.
+func unshownWarnings(diags hcl.Diagnostics, shown map[string]bool) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		key := d.Summary + "\x00" + d.Detail
+		if d.Severity == hcl.DiagWarning && shown[key] {
+			continue
+		}
+		if d.Severity == hcl.DiagWarning {
+			shown[key] = true
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // writeApplyTable lists every stage with its outcome and duration, and
