@@ -126,6 +126,8 @@ stage "pretrain" "llama70b" {
   hardware  = hardware.xe9780x2
   model     = model.llama70b
   layout    = layout.tp8dp2_fsdp
+  # Sized as PyTorch FSDP2 runs it: this stage plans only; apply refuses
+  # it, as it runs gpuflow's trainer (framework = "gpuflow" plans that).
   framework = "fsdp2"
   nccl_env  = local.nccl_site
   executor  = executor.slurm.xe9780

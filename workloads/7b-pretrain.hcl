@@ -135,7 +135,9 @@ stage "pretrain" "llama7b" {
   hardware  = hardware.xe9780
   model     = model.llama7b
   layout    = layout.tp2dp4
-  framework = "megatron" # the reference trains with NeMo on Megatron-Core
+  # Sized as the reference runs it, on NeMo and Megatron-Core: this stage
+  # plans only; apply refuses it, as gpuflow's own trainer is not Megatron.
+  framework = "megatron"
 
   data         = stage.data_prep.fineweb.outputs.train
   steps        = var.steps

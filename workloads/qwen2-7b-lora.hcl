@@ -96,7 +96,9 @@ stage "finetune" "function_calling" {
   hardware  = hardware.h100
   model     = model.qwen2
   layout    = layout.ddp
-  framework = "pytorch-eager" # the reference trains with Hugging Face Trainer and PEFT
+  # Sized as the reference runs it, with Hugging Face Trainer and PEFT:
+  # this stage plans only; apply refuses it, as it runs gpuflow's trainer.
+  framework = "pytorch-eager"
 
   base = var.base_model
   data = stage.data_prep.glaive.outputs.train

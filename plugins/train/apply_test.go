@@ -133,7 +133,6 @@ func TestApplyCompilesUnlessEager(t *testing.T) {
 		"default":       {cty.NullVal(cty.String), true},
 		"gpuflow":       {cty.StringVal("gpuflow"), true},
 		"gpuflow-eager": {cty.StringVal("gpuflow-eager"), false},
-		"fsdp2":         {cty.StringVal("fsdp2"), true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -158,6 +157,36 @@ func TestApplyCompilesUnlessEager(t *testing.T) {
 		})
 	}
 }
+
+// TestOtherFrameworksPlanOnly: a stage planned as another framework would
+// run it is a warning at validation and refused at apply, at the
+// framework attribute, since apply runs gpuflow's trainer.
+func TestOtherFrameworksPlanOnly(t *testing.T) {
+	t.Parallel()
+	for _, framework := range []string{"fsdp2", "megatron", "pytorch-eager"} {
+		t.Run(framework, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeShard(t, filepath.Join(dir, "data", "train-00000"))
+			body := defaultBody(cty.StringVal("data/train-00000"))
+			body.extraAttrs = map[string]cty.Value{"framework": cty.StringVal(framework)}
+			want := api.Diagnostics{plannedOnly(framework, api.Warning)}
+			if diff := cmp.Diff(want, validate("pretrain", body.value()), cmp.Comparer(pathsEqual)); diff != "" {
+				t.Errorf("validate (-want +got):\n%s", diff)
+			}
+			resp, rec := applyStage(t, New(Options{Python: fakePython(t)}), request(dir, "pretrain", "ok", body.value(), "run-1"))
+			want = api.Diagnostics{plannedOnly(framework, api.Error)}
+			if diff := cmp.Diff(want, resp.Diagnostics, cmp.Comparer(pathsEqual)); diff != "" {
+				t.Errorf("apply (-want +got):\n%s", diff)
+			}
+			if len(rec.events) != 0 || resp.Outputs != nil {
+				t.Errorf("a refused stage ran: %d events, outputs %v", len(rec.events), resp.Outputs)
+			}
+		})
+	}
+}
+
+func pathsEqual(a, b cty.Path) bool { return a.Equals(b) }
 
 func TestApplyResumesFromTheLatestCheckpoint(t *testing.T) {
 	t.Parallel()

@@ -69,7 +69,7 @@ func (b stageBody) value() cty.Value {
 		"weight_decay":     cty.NullVal(cty.Number),
 		"seed":             n(7),
 		"checkpoint_every": cty.NullVal(cty.Number),
-		"framework":        cty.StringVal("fsdp2"),
+		"framework":        cty.StringVal("gpuflow"),
 		"global_batch":     cty.NullVal(cty.Number),
 	}
 	if b.checkpointEvery > 0 {

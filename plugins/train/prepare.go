@@ -102,6 +102,9 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 		Compile: d.str("framework", frameworkCompiled) != frameworkEager && os.Getenv("GPUFLOW_TRAIN_COMPILE") != "0",
 		LoRA:    d.lora(), Merge: d.boolean("merge", false),
 	}
+	if f := d.str("framework", frameworkCompiled); !runnable(f) {
+		d.diags = append(d.diags, plannedOnly(f, api.Error))
+	}
 	cfg.MinLR = d.number("min_lr", cfg.LR/10)
 	hw := d.hardware()
 	if d.diags.HasErrors() {

@@ -21,6 +21,21 @@ const (
 	frameworkEager    = "gpuflow-eager"
 )
 
+// runnable says whether apply can run a stage planned with framework:
+// only this trainer's own accountings describe what apply runs.
+func runnable(framework string) bool {
+	return framework == frameworkCompiled || framework == frameworkEager
+}
+
+// plannedOnly says that a stage of another framework plans but does not
+// apply: a warning at plan time, the error that refuses it at apply.
+func plannedOnly(framework string, sev api.Severity) api.Diagnostic {
+	return api.Diagnostic{Severity: sev, Summary: "Framework " + framework + " is planned only", Path: cty.GetAttrPath("framework"),
+		Detail: fmt.Sprintf("The plan sizes this stage as %s would run it, but apply runs gpuflow's own trainer, so apply refuses the stage. "+
+			"Keep framework = %q to size a job for %s, or set framework = \"gpuflow\" (or remove it) to plan and apply gpuflow's trainer.",
+			framework, framework, framework)}
+}
+
 func validate(stageType string, c cty.Value) api.Diagnostics {
 	var diags api.Diagnostics
 	bad := func(attr, summary, detail string) {
@@ -47,6 +62,8 @@ func validate(stageType string, c cty.Value) api.Diagnostics {
 	}
 	if v := known(c, "framework"); !v.IsNull() && !frameworks[v.AsString()] {
 		bad("framework", "Unknown framework", fmt.Sprintf("framework %q is not one of gpuflow, gpuflow-eager, pytorch-eager, fsdp2, megatron.", v.AsString()))
+	} else if !v.IsNull() && !runnable(v.AsString()) {
+		diags = append(diags, plannedOnly(v.AsString(), api.Warning))
 	}
 	if stageType == "finetune" {
 		diags = append(diags, validateLoRA(c.GetAttr("lora"))...)
