@@ -1,8 +1,8 @@
 package bpe
 
 import (
+	"slices"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -36,23 +36,28 @@ func initClasses() {
 	})
 }
 
+// classRun is a run of runes [lo, hi] sharing the same classes.
+type classRun struct {
+	lo, hi  rune
+	classes uint8
+}
+
+// computeClass looks r up in the tables taken from Hugging Face tokenizers
+// (unicode_tables.go), whose regex engine follows a newer Unicode version
+// than Go's unicode package: runes assigned since Unicode 15.0, such as CJK
+// Extension I, are letters there and must be here too.
 func computeClass(r rune) uint8 {
 	var c uint8
-	if unicode.IsLetter(r) {
-		c |= classLetter
-	}
-	if unicode.IsNumber(r) {
-		c |= classNumber
-	}
-	if unicode.IsSpace(r) {
-		c |= classSpace
-	}
-	mark := unicode.IsMark(r)
-	if mark || unicode.In(r, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo) {
-		c |= classUpperish
-	}
-	if mark || unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo) {
-		c |= classLowerish
+	if k, found := slices.BinarySearchFunc(hfClassRuns, r, func(run classRun, r rune) int {
+		switch {
+		case run.hi < r:
+			return -1
+		case run.lo > r:
+			return 1
+		}
+		return 0
+	}); found {
+		c = hfClassRuns[k].classes
 	}
 	if r == '\r' || r == '\n' {
 		c |= classLineBreak

@@ -22,9 +22,10 @@
 //
 // \s is Unicode White_Space, as in the Rust regex engines of tiktoken and
 // Hugging Face tokenizers (so U+0085 is a space and U+FEFF is not, unlike in
-// JavaScript regexes). Rune classes come from Go's unicode tables (Unicode
-// 15.0); runes assigned by later Unicode versions may be classed differently
-// from a reference built on newer tables.
+// JavaScript regexes). Rune classes are Hugging Face tokenizers' own
+// (unicode_tables.go, generated from its regex engine), not Go's unicode
+// tables, which follow an older Unicode version: a rune assigned since
+// (CJK Extension I, for one) is a letter there and so here.
 //
 // It is not a trainer, and it does not read SentencePiece or WordPiece
 // models, normalizers or non-byte-level BPE.
