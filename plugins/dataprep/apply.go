@@ -29,8 +29,8 @@ func apply(ctx context.Context, req *api.ApplyRequest, cfg config, sink api.Even
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	logf(sink, "info", "%d input files; tokenizer %s (%d ids, pattern %v); writing %v to %s",
-		len(pcfg.Files), cfg.Tokenizer.Path, pcfg.Tokenizer.VocabSize(), pcfg.Tokenizer.Pattern(), pcfg.Formats, pcfg.OutputDir)
+	logf(sink, "info", "%d input files; tokenizer %s (%d ids, %s); writing %v to %s",
+		len(pcfg.Files), cfg.Tokenizer.Path, pcfg.Tokenizer.VocabSize(), pcfg.Tokenizer.Describe(), pcfg.Formats, pcfg.OutputDir)
 	pcfg.Progress = func(p pipeline.Progress) {
 		sink.Send(api.Event{Time: time.Now(), Progress: &api.Progress{
 			Label: "tokenize", Done: float64(p.InputBytes), Total: float64(p.InputTotal), Unit: "bytes",

@@ -64,12 +64,13 @@ func (h *mergeHeap) pop() candidate {
 }
 
 // mergeHeap applies the same BPE as mergeLinear in O(n log n), for long
-// pieces such as runs of whitespace or long unbroken strings.
-func (e *Encoder) mergeHeap(dst []uint32, piece string) []uint32 {
+// pieces such as runs of whitespace, long unbroken strings and the whole
+// documents of vocabularies without a pre-tokenizer.
+func (e *Encoder) mergeHeap(dst []uint32, ids []uint32) []uint32 {
 	t := e.t
 	syms := e.syms[:0]
-	for k := 0; k < len(piece); k++ {
-		syms = append(syms, symbol{id: t.byteIDs[piece[k]], prev: int32(k - 1), next: int32(k + 1)})
+	for k, id := range ids {
+		syms = append(syms, symbol{id: id, prev: int32(k - 1), next: int32(k + 1)})
 	}
 	syms[len(syms)-1].next = -1
 	h := e.heap[:0]

@@ -10,7 +10,7 @@ import (
 // hfFile is the part of a Hugging Face tokenizer.json this package reads.
 type hfFile struct {
 	AddedTokens   []hfAddedToken  `json:"added_tokens"`
-	Normalizer    json.RawMessage `json:"normalizer"`
+	Normalizer    *hfNormalizer   `json:"normalizer"`
 	PreTokenizer  *hfPreTokenizer `json:"pre_tokenizer"`
 	PostProcessor *hfPostProcess  `json:"post_processor"`
 	Model         hfModel         `json:"model"`
@@ -22,28 +22,26 @@ type hfAddedToken struct {
 	SingleWord bool   `json:"single_word"`
 	LStrip     bool   `json:"lstrip"`
 	RStrip     bool   `json:"rstrip"`
+	Normalized bool   `json:"normalized"`
 }
 
 type hfPreTokenizer struct {
 	Type           string            `json:"type"`
-	AddPrefixSpace bool              `json:"add_prefix_space"`
+	AddPrefixSpace *bool             `json:"add_prefix_space"`
 	UseRegex       bool              `json:"use_regex"`
 	Pretokenizers  []*hfPreTokenizer `json:"pretokenizers"`
-	Pattern        struct {
-		Regex  *string `json:"Regex"`
-		String *string `json:"String"`
-	} `json:"pattern"`
-	Behavior string `json:"behavior"`
-	Invert   bool   `json:"invert"`
+	Pattern        hfPattern         `json:"pattern"`
+	Behavior       string            `json:"behavior"`
+	Invert         bool              `json:"invert"`
+	// Metaspace.
+	Replacement   string `json:"replacement"`
+	PrependScheme string `json:"prepend_scheme"`
+	Split         bool   `json:"split"`
 }
 
-type hfPostProcess struct {
-	Type   string `json:"type"`
-	Single []struct {
-		SpecialToken *struct {
-			ID string `json:"id"`
-		} `json:"SpecialToken"`
-	} `json:"single"`
+type hfPattern struct {
+	Regex  *string `json:"Regex"`
+	String *string `json:"String"`
 }
 
 type hfModel struct {
@@ -55,60 +53,74 @@ type hfModel struct {
 	ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
 	EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
 	ByteFallback            bool              `json:"byte_fallback"`
+	UnkToken                *string           `json:"unk_token"`
+	FuseUnk                 bool              `json:"fuse_unk"`
 }
 
-// ReadHF reads a Hugging Face tokenizer.json holding a byte-level BPE model:
-// a BPE model whose pre-tokenizer is ByteLevel, alone or after a Split on
-// one of the known patterns. Anything else is refused with the reason, rather
-// than encoded differently from the reference.
+// ReadHF reads a Hugging Face tokenizer.json holding a BPE model of one of
+// two kinds: byte-level (a ByteLevel pre-tokenizer, alone or after a Split
+// on one of the known patterns, and an optional NFC normalizer), or
+// SentencePiece-style (no ByteLevel step: Prepend and Replace normalizers
+// or a Metaspace pre-tokenizer, merges over runes, byte_fallback). Anything
+// else is refused with the reason, rather than encoded differently from the
+// reference.
 func ReadHF(r io.Reader) (*Tokenizer, error) {
+	return readHF(r, hfConfig{})
+}
+
+func readHF(r io.Reader, cfg hfConfig) (*Tokenizer, error) {
 	var f hfFile
 	if err := json.NewDecoder(r).Decode(&f); err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
-	if err := f.checkSupported(); err != nil {
+	v, err := f.vocabulary()
+	if err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
-	pattern, err := f.PreTokenizer.pattern()
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer.json: pre_tokenizer: %w", err)
-	}
-	tokens, err := hfTokens(f.Model.Vocab)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer.json: model.vocab: %w", err)
-	}
-	merges, err := hfMerges(f.Model.Merges, f.Model.Vocab)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer.json: model.merges: %w", err)
-	}
-	specials := make(map[string]uint32, len(f.AddedTokens))
-	for _, a := range f.AddedTokens {
-		specials[a.Content] = a.ID
-	}
-	return newTokenizer(vocabulary{
-		pattern:    pattern,
-		tokens:     tokens,
-		merges:     merges,
-		wholeFirst: f.Model.IgnoreMerges,
-		specials:   specials,
-		bos:        f.PostProcessor.leadingSpecial(),
-	})
+	v.templateBOS = v.bos
+	v.bos, v.eos = cfg.specials(v.bos, v.eos, v.specials)
+	return newTokenizer(v)
 }
 
-func (f *hfFile) checkSupported() error {
+// vocabulary checks the file and turns it into a vocabulary.
+func (f *hfFile) vocabulary() (vocabulary, error) {
+	if err := f.checkModel(); err != nil {
+		return vocabulary{}, err
+	}
+	var v vocabulary
+	var err error
+	if f.PreTokenizer.hasByteLevel() {
+		err = f.byteLevel(&v)
+	} else {
+		err = f.charLevel(&v)
+	}
+	if err != nil {
+		return vocabulary{}, err
+	}
+	if v.merges, err = hfMerges(f.Model.Merges, f.Model.Vocab); err != nil {
+		return vocabulary{}, fmt.Errorf("model.merges: %w", err)
+	}
+	v.wholeFirst = f.Model.IgnoreMerges
+	v.specials = make(map[string]uint32, len(f.AddedTokens))
+	for _, a := range f.AddedTokens {
+		v.specials[a.Content] = a.ID
+	}
+	if v.bos, v.eos, err = f.PostProcessor.template(); err != nil {
+		return vocabulary{}, fmt.Errorf("post_processor: %w", err)
+	}
+	return v, nil
+}
+
+func (f *hfFile) checkModel() error {
 	m := f.Model
 	switch {
 	case m.Type != "BPE":
 		return fmt.Errorf("model type %q is not supported; only BPE is", m.Type)
-	case len(f.Normalizer) > 0 && string(f.Normalizer) != "null":
-		return fmt.Errorf("a normalizer is not supported by byte-level BPE here")
 	case m.Dropout != nil && *m.Dropout != 0:
 		return fmt.Errorf("BPE dropout is not supported")
 	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "",
 		m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
-		return fmt.Errorf("subword prefixes and suffixes are not supported by byte-level BPE")
-	case m.ByteFallback:
-		return fmt.Errorf("byte_fallback is not supported by byte-level BPE")
+		return fmt.Errorf("subword prefixes and suffixes are not supported")
 	}
 	for _, a := range f.AddedTokens {
 		if a.SingleWord || a.LStrip || a.RStrip {
@@ -118,18 +130,88 @@ func (f *hfFile) checkSupported() error {
 	return nil
 }
 
+// byteLevel reads the parts of a byte-level vocabulary: merges over bytes,
+// tokens spelled in GPT-2's byte alphabet.
+func (f *hfFile) byteLevel(v *vocabulary) error {
+	if f.Model.ByteFallback {
+		return fmt.Errorf("byte_fallback is not supported by byte-level BPE")
+	}
+	norm, err := f.Normalizer.build(true)
+	if err != nil {
+		return fmt.Errorf("normalizer: %w", err)
+	}
+	if norm != nil && f.hasNormalizedAddedToken() {
+		return fmt.Errorf("added tokens matched after normalization (normalized: true) are not supported with a normalizer")
+	}
+	v.normalize = norm
+	if v.pattern, err = f.PreTokenizer.pattern(); err != nil {
+		return fmt.Errorf("pre_tokenizer: %w", err)
+	}
+	if v.tokens, err = hfTokens(f.Model.Vocab); err != nil {
+		return fmt.Errorf("model.vocab: %w", err)
+	}
+	return nil
+}
+
+// charLevel reads the parts of a SentencePiece-style vocabulary: merges over
+// runes, "▁" for a space, and bytes missing from the vocabulary written as
+// <0xXX> tokens or as the unknown token.
+func (f *hfFile) charLevel(v *vocabulary) error {
+	norm, err := f.Normalizer.build(false)
+	if err != nil {
+		return fmt.Errorf("normalizer: %w", err)
+	}
+	if f.hasNormalizedAddedToken() {
+		return fmt.Errorf("added tokens matched after normalization (normalized: true) are not supported by SentencePiece-style BPE here")
+	}
+	meta, split, err := f.PreTokenizer.metaspace()
+	if err != nil {
+		return fmt.Errorf("pre_tokenizer: %w", err)
+	}
+	v.normalize = chain(norm, meta)
+	v.metaspaceSplit = split
+	v.charLevel = true
+	v.byteFallback = f.Model.ByteFallback
+	v.unk = f.Model.UnkToken
+	v.fuseUnk = f.Model.FuseUnk
+	v.tokens = f.Model.Vocab
+	return nil
+}
+
+func (f *hfFile) hasNormalizedAddedToken() bool {
+	for _, a := range f.AddedTokens {
+		if a.Normalized {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *hfPreTokenizer) hasByteLevel() bool {
+	if p == nil {
+		return false
+	}
+	if p.Type == "ByteLevel" {
+		return true
+	}
+	for _, c := range p.Pretokenizers {
+		if c.hasByteLevel() {
+			return true
+		}
+	}
+	return false
+}
+
 // pattern returns the pattern of a ByteLevel pre-tokenizer, or of a Split
 // followed by a ByteLevel that does not split again.
 func (p *hfPreTokenizer) pattern() (Pattern, error) {
-	if p == nil {
-		return 0, fmt.Errorf("missing; byte-level BPE needs a ByteLevel pre-tokenizer")
-	}
+	prefixSpace := p.AddPrefixSpace != nil && *p.AddPrefixSpace
 	switch {
-	case p.Type == "ByteLevel" && p.UseRegex && !p.AddPrefixSpace:
+	case p.Type == "ByteLevel" && p.UseRegex && !prefixSpace:
 		return PatternGPT2, nil
 	case p.Type == "Sequence" && len(p.Pretokenizers) == 2:
 		split, bl := p.Pretokenizers[0], p.Pretokenizers[1]
-		if bl.Type != "ByteLevel" || bl.UseRegex || bl.AddPrefixSpace {
+		if bl.Type != "ByteLevel" || bl.UseRegex || (bl.AddPrefixSpace != nil && *bl.AddPrefixSpace) {
 			break
 		}
 		return split.splitPattern()
@@ -151,12 +233,48 @@ func (p *hfPreTokenizer) splitPattern() (Pattern, error) {
 	}
 	pattern, ok := patternFromRegex(*p.Pattern.Regex)
 	if !ok {
-		return 0, fmt.Errorf("split regex %q is not one of the known patterns (gpt2, cl100k, o200k)", *p.Pattern.Regex)
+		return 0, fmt.Errorf("split regex %q is not one of the known patterns (%s)", *p.Pattern.Regex, strings.Join(patternList(), ", "))
 	}
 	return pattern, nil
 }
 
+// metaspace reads the pre-tokenizer of a SentencePiece-style vocabulary:
+// none, or Metaspace, which writes spaces as its replacement, may prepend
+// one, and may split before each.
+func (p *hfPreTokenizer) metaspace() (normalize func(string, bool) string, split bool, err error) {
+	if p == nil {
+		return nil, false, nil
+	}
+	if p.Type != "Metaspace" {
+		return nil, false, fmt.Errorf("only Metaspace (or none) is supported without a ByteLevel step, got %s", p.describe())
+	}
+	if p.Replacement != metaspace {
+		return nil, false, fmt.Errorf("Metaspace replacement %q is not supported; only %q is", p.Replacement, metaspace)
+	}
+	scheme := p.PrependScheme
+	if scheme == "" {
+		scheme = "never"
+		if p.AddPrefixSpace == nil || *p.AddPrefixSpace {
+			scheme = "always"
+		}
+	}
+	if scheme != "always" && scheme != "first" && scheme != "never" {
+		return nil, false, fmt.Errorf("Metaspace prepend_scheme %q is not supported", scheme)
+	}
+	return func(s string, atStart bool) string {
+		s = strings.ReplaceAll(s, " ", metaspace)
+		prepend := scheme == "always" || (scheme == "first" && atStart)
+		if prepend && !strings.HasPrefix(s, metaspace) {
+			s = metaspace + s
+		}
+		return s
+	}, p.Split, nil
+}
+
 func (p *hfPreTokenizer) describe() string {
+	if p == nil {
+		return "none"
+	}
 	if p.Type != "Sequence" {
 		return p.Type
 	}
@@ -165,15 +283,6 @@ func (p *hfPreTokenizer) describe() string {
 		parts = append(parts, c.describe())
 	}
 	return "Sequence[" + strings.Join(parts, ", ") + "]"
-}
-
-// leadingSpecial returns the special token a TemplateProcessing post
-// processor puts before a single sequence (Llama's BOS), or "".
-func (p *hfPostProcess) leadingSpecial() string {
-	if p == nil || p.Type != "TemplateProcessing" || len(p.Single) == 0 || p.Single[0].SpecialToken == nil {
-		return ""
-	}
-	return p.Single[0].SpecialToken.ID
 }
 
 func hfTokens(vocab map[string]uint32) (map[string]uint32, error) {

@@ -21,6 +21,9 @@ const (
 	PatternCL100K
 	// PatternO200K is o200k_base's.
 	PatternO200K
+	// PatternQwen2 is cl100k_base's with single digits, as Qwen2 and Qwen3
+	// split.
+	PatternQwen2
 )
 
 // patternRegex holds the reference regexes, as tiktoken and tokenizer.json
@@ -31,12 +34,23 @@ var patternRegex = map[Pattern]string{
 	PatternO200K: `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	PatternQwen2: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
 }
 
 var patternNames = map[Pattern]string{
 	PatternGPT2:   "gpt2",
 	PatternCL100K: "cl100k",
 	PatternO200K:  "o200k",
+	PatternQwen2:  "qwen2",
+}
+
+// patternList names the known patterns, in order.
+func patternList() []string {
+	var names []string
+	for p := PatternGPT2; p <= PatternQwen2; p++ {
+		names = append(names, p.String())
+	}
+	return names
 }
 
 func (p Pattern) String() string {
@@ -82,6 +96,8 @@ func (p Pattern) scanner() func(string, int) int {
 		return nextCL100K
 	case PatternO200K:
 		return nextO200K
+	case PatternQwen2:
+		return nextQwen2
 	}
 	panic(fmt.Sprintf("bpe: scanner for unknown %v", p))
 }
@@ -111,7 +127,13 @@ func nextGPT2(s string, i int) int {
 
 // nextCL100K scans (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+.
-func nextCL100K(s string, i int) int {
+func nextCL100K(s string, i int) int { return cl100kLikeEnd(s, i, 3) }
+
+// nextQwen2 scans the cl100k pattern with \p{N} for \p{N}{1,3}.
+func nextQwen2(s string, i int) int { return cl100kLikeEnd(s, i, 1) }
+
+// cl100kLikeEnd scans cl100k's pattern with numbers of at most maxDigits.
+func cl100kLikeEnd(s string, i int, maxDigits int) int {
 	if s[i] == '\'' {
 		if n := contraction(s, i, true); n > 0 {
 			return i + n
@@ -127,7 +149,7 @@ func nextCL100K(s string, i int) int {
 		}
 	}
 	if c0&classNumber != 0 {
-		return numberEnd(s, i)
+		return numberEnd(s, i, maxDigits)
 	}
 	if j := punctuationEnd(s, i, "\r\n"); j > i {
 		return j
@@ -143,7 +165,7 @@ func nextO200K(s string, i int) int {
 		return j
 	}
 	if c, _ := classAt(s, i); c&classNumber != 0 {
-		return numberEnd(s, i)
+		return numberEnd(s, i, 3)
 	}
 	if j := punctuationEnd(s, i, "\r\n/"); j > i {
 		return j
@@ -200,9 +222,9 @@ func upperPlusLowerStarEnd(s string, i int) int {
 	return runEnd(s, e, classLowerish)
 }
 
-// numberEnd matches \p{N}{1,3} at i, which holds a number.
-func numberEnd(s string, i int) int {
-	for n := 0; n < 3 && i < len(s); n++ {
+// numberEnd matches \p{N}{1,maxDigits} at i, which holds a number.
+func numberEnd(s string, i int, maxDigits int) int {
+	for n := 0; n < maxDigits && i < len(s); n++ {
 		c, size := classAt(s, i)
 		if c&classNumber == 0 {
 			break

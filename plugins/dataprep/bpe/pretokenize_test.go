@@ -30,7 +30,7 @@ func scannerPieces(p Pattern, text string) []string {
 	return pieces
 }
 
-var allPatterns = []Pattern{PatternGPT2, PatternCL100K, PatternO200K}
+var allPatterns = []Pattern{PatternGPT2, PatternCL100K, PatternO200K, PatternQwen2}
 
 func compileReference(t testing.TB, p Pattern) *regexp2.Regexp {
 	t.Helper()
