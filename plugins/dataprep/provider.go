@@ -10,6 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/bpe"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
 	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
@@ -35,10 +36,32 @@ func (p *Provider) Schema(context.Context) (*api.Schema, error) {
 	}, nil
 }
 
-// ValidateStage implements api.Provider.
+// ValidateStage implements api.Provider. It loads the tokenizer where its
+// file exists already, so that one gpuflow cannot read is refused at its
+// line before anything runs.
 func (p *Provider) ValidateStage(_ context.Context, req *api.StageRequest) (api.Diagnostics, error) {
-	_, diags := decodeConfig(req.Config)
-	return diags, nil
+	cfg, diags := decodeConfig(req.Config)
+	if diags.HasErrors() || !req.Config.IsKnown() || req.Config.IsNull() {
+		return diags, nil
+	}
+	return append(diags, checkTokenizer(req, cfg)...), nil
+}
+
+// checkTokenizer loads the tokenizer a known path names. A file that does
+// not exist yet may be written by an earlier stage; apply reports it then.
+func checkTokenizer(req *api.StageRequest, cfg config) api.Diagnostics {
+	if !req.Config.GetAttr("tokenizer").IsWhollyKnown() || cfg.Tokenizer.Path == "" {
+		return nil
+	}
+	path := resolve(req.WorkDir, cfg.Tokenizer.Path)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	if _, err := bpe.Open(path, cfg.Tokenizer.Type, cfg.Tokenizer.Encoding); err != nil {
+		return api.Diagnostics{{Severity: api.Error, Summary: "Cannot load the tokenizer", Path: cty.GetAttrPath("tokenizer").GetAttr("path"),
+			Detail: err.Error() + ". Use a tokenizer.json of a byte-level or SentencePiece-style BPE model, or a tiktoken rank file (docs/language.md lists what is read)."}}
+	}
+	return nil
 }
 
 // PlanStage implements api.Provider: the details say what will be read,

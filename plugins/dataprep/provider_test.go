@@ -89,6 +89,9 @@ func TestValidate(t *testing.T) {
 		"on_error":       {body: `inputs = ["a"]  output_dir = "o"  on_error = "ignore"  ` + tok, want: []diagSummary{{"Unsupported on_error", "on_error"}}},
 		"workers":        {body: `inputs = ["a"]  output_dir = "o"  workers = 1.5  ` + tok, want: []diagSummary{{"Invalid workers", "workers"}}},
 		"no inputs":      {body: `inputs = []  output_dir = "o"  ` + tok, want: []diagSummary{{"No inputs", "inputs"}}},
+		"bad tokenizer": {body: `inputs = ["a"]  output_dir = "o"  tokenizer {  type = "hf"  path = "testdata/bad/wordpiece.tokenizer.json"  }`,
+			want: []diagSummary{{"Cannot load the tokenizer", "tokenizer.path"}}},
+		"good tokenizer": {body: `inputs = ["a"]  output_dir = "o"  tokenizer {  type = "hf"  path = "bpe/testdata/vocab/gpt4o.tokenizer.json.gz"  }`},
 	}
 	p := New()
 	for name, tc := range tests {

@@ -19,6 +19,9 @@ type Tokenizer struct {
 	// metaspaceSplit splits normalized text before each "▁", as a Metaspace
 	// pre-tokenizer with split = true does.
 	metaspaceSplit bool
+	// wordsApart says no merge of this char-level vocabulary can join a rune
+	// other than "▁" to a following "▁" (see nextMetaspaceWord).
+	wordsApart bool
 	// charLevel marks a SentencePiece-style vocabulary: merging starts from
 	// the runes of a piece (tokens maps each token's text to its id) rather
 	// than from its bytes (tokens maps each token's bytes to its id).
@@ -98,6 +101,7 @@ func newTokenizer(v vocabulary) (*Tokenizer, error) {
 	if err := t.buildByteIDs(v); err != nil {
 		return nil, err
 	}
+	t.wordsApart = v.charLevel && wordsApart(v.tokens)
 	if err := t.buildPieces(v.specials); err != nil {
 		return nil, err
 	}
@@ -108,6 +112,27 @@ func newTokenizer(v vocabulary) (*Tokenizer, error) {
 		}
 	}
 	return t, nil
+}
+
+// wordsApart reports whether "▁" is a token and no token holds a rune other
+// than "▁" followed by "▁": then no merge crosses the start of a word.
+func wordsApart(tokens map[string]uint32) bool {
+	if _, ok := tokens[metaspace]; !ok {
+		return false
+	}
+	for text := range tokens {
+		for k := strings.Index(text, metaspace); k >= 0; {
+			if k > 0 && !strings.HasSuffix(text[:k], metaspace) {
+				return false
+			}
+			next := strings.Index(text[k+len(metaspace):], metaspace)
+			if next < 0 {
+				break
+			}
+			k += len(metaspace) + next
+		}
+	}
+	return true
 }
 
 // buildByteIDs finds the tokens of single bytes: a byte-level vocabulary
