@@ -135,6 +135,8 @@ func newDecoder(cfg config) (*input.Decoder, error) {
 		return input.NewTemplateDecoder(cfg.Template)
 	case input.FormatText:
 		return input.NewTextDecoder(), nil
+	case input.FormatParquet:
+		return input.NewParquetDecoder(cfg.TextField)
 	}
 	return input.NewJSONLDecoder(cfg.TextField)
 }

@@ -125,17 +125,17 @@ func stringList(v cty.Value) []string {
 func (d *decoder) decodeFormat(v cty.Value, cfg *config) {
 	if s := v.GetAttr("format"); known(s) {
 		switch f := input.Format(s.AsString()); f {
-		case input.FormatJSONL, input.FormatTemplate, input.FormatText:
+		case input.FormatJSONL, input.FormatTemplate, input.FormatText, input.FormatParquet:
 			cfg.Format = f
 		default:
-			d.errorf(cty.GetAttrPath("format"), "Unsupported format", `format is "jsonl" (a text field per JSON line), "template" (each JSON line rendered through template) or "text" (each file one document), not %q.`, f)
+			d.errorf(cty.GetAttrPath("format"), "Unsupported format", `format is "jsonl" (a text field per JSON line), "parquet" (a text column per row), "template" (each JSON line rendered through template) or "text" (each file one document), not %q.`, f)
 			return
 		}
 	}
 	if s := v.GetAttr("text_field"); known(s) {
 		cfg.TextField = s.AsString()
 		if cfg.TextField == "" {
-			d.errorf(cty.GetAttrPath("text_field"), "Empty text_field", "Name the JSON field that holds each record's text.")
+			d.errorf(cty.GetAttrPath("text_field"), "Empty text_field", "Name the JSON field (or Parquet column) that holds each record's text.")
 		}
 	}
 	tmpl := v.GetAttr("template")

@@ -118,6 +118,8 @@ func describeFormat(cfg config) string {
 		return fmt.Sprintf("jsonl, text in field %q", cfg.TextField)
 	case input.FormatTemplate:
 		return "jsonl rendered through template"
+	case input.FormatParquet:
+		return fmt.Sprintf("parquet, text in column %q", cfg.TextField)
 	}
 	return "plain text, one document per file"
 }

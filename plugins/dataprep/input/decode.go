@@ -18,12 +18,16 @@ const (
 	FormatJSONL    Format = "jsonl"    // a string field of a JSON object per line
 	FormatTemplate Format = "template" // a JSON object per line, rendered through a template
 	FormatText     Format = "text"     // a whole plain-text file
+	FormatParquet  Format = "parquet"  // a string column of a Parquet file, a row per record
 )
 
 // Unit is what one record of the format is.
 func (f Format) Unit() Unit {
-	if f == FormatText {
+	switch f {
+	case FormatText:
 		return UnitFile
+	case FormatParquet:
+		return UnitRow
 	}
 	return UnitLine
 }
@@ -64,6 +68,23 @@ func NewTemplateDecoder(text string) (*Decoder, error) {
 // NewTextDecoder passes plain text through, checking it is UTF-8.
 func NewTextDecoder() *Decoder { return &Decoder{format: FormatText} }
 
+// NewParquetDecoder reads the string column field of Parquet files: a
+// column name, or a dotted path into nested records ("meta.text").
+func NewParquetDecoder(field string) (*Decoder, error) {
+	if field == "" {
+		return nil, fmt.Errorf("text_field is empty; name the column that holds the text")
+	}
+	return &Decoder{format: FormatParquet, field: field}, nil
+}
+
+// NewReader returns the Reader of files that yields this decoder's records.
+func (d *Decoder) NewReader(files []string) *Reader {
+	if d.format == FormatParquet {
+		return NewRowReader(files, strings.Split(d.field, "."))
+	}
+	return NewReader(files, d.format.Unit())
+}
+
 // Key identifies what the decoder does, for fingerprints: its format and
 // its field or template.
 func (d *Decoder) Key() string {
@@ -72,6 +93,8 @@ func (d *Decoder) Key() string {
 		return "jsonl:" + d.field
 	case FormatTemplate:
 		return "template:" + d.tmplText
+	case FormatParquet:
+		return "parquet:" + d.field
 	}
 	return string(d.format)
 }

@@ -9,19 +9,33 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // MaxRecordBytes bounds one record (a JSONL line or a plain-text file), and
 // so the memory one record can take.
 const MaxRecordBytes = 256 << 20
 
-// Position is where a record starts.
+// Position is where a record starts: a line of a text file, or a row of a
+// Parquet file (row group and row within it, both counted from 0).
 type Position struct {
-	File string
-	Line int
+	File     string
+	Line     int
+	RowGroup int
+	Row      int64
+	InRows   bool
 }
 
-func (p Position) String() string { return fmt.Sprintf("%s:%d", p.File, p.Line) }
+func (p Position) String() string {
+	switch {
+	case p.InRows:
+		return fmt.Sprintf("%s: row group %d, row %d", p.File, p.RowGroup, p.Row)
+	case p.Line == 0:
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d", p.File, p.Line)
+}
 
 // Record is one raw record, not yet decoded.
 type Record struct {
@@ -45,19 +59,24 @@ type Unit int
 const (
 	UnitLine Unit = iota + 1 // one record per non-blank line (JSONL)
 	UnitFile                 // one record per file (plain text)
+	UnitRow                  // one record per row of a Parquet column
 )
 
-// Reader streams the records of files in order. Files ending in .gz are
-// decompressed. It holds one record in memory at a time.
+// Reader streams the records of files in order. Files ending in .gz or .zst
+// are decompressed. It holds one record (or one Parquet page) in memory at a
+// time.
 type Reader struct {
 	files []string
 	unit  Unit
-	next  int
-	f     *os.File
-	r     *bufio.Reader
-	gz    *gzip.Reader
-	name  string
-	line  int
+	// column is the path of the Parquet column read, for UnitRow.
+	column []string
+	next   int
+	f      *os.File
+	r      *bufio.Reader
+	unzip  io.Closer
+	pq     *parquetRows
+	name   string
+	line   int
 }
 
 // NewReader reads files record by record.
@@ -65,10 +84,19 @@ func NewReader(files []string, unit Unit) *Reader {
 	return &Reader{files: files, unit: unit}
 }
 
+// NewRowReader reads the string column at path (names from the root into
+// nested records) of Parquet files, a record per row.
+func NewRowReader(files []string, path []string) *Reader {
+	return &Reader{files: files, unit: UnitRow, column: path}
+}
+
 // Next returns the next record, io.EOF after the last, a *RecordError for
 // a record too large to hold, or another error when a file cannot be read.
 // The record's Data is valid until the next call.
 func (r *Reader) Next() (Record, error) {
+	if r.unit == UnitRow {
+		return r.nextRow()
+	}
 	for {
 		if r.r == nil {
 			if r.next == len(r.files) {
@@ -88,6 +116,30 @@ func (r *Reader) Next() (Record, error) {
 	}
 }
 
+func (r *Reader) nextRow() (Record, error) {
+	for {
+		if r.pq == nil {
+			if r.next == len(r.files) {
+				return Record{}, io.EOF
+			}
+			name := r.files[r.next]
+			r.next++
+			pq, err := openParquet(name, r.column)
+			if err != nil {
+				return Record{Pos: Position{File: name}}, err
+			}
+			r.pq = pq
+		}
+		rec, err := r.pq.next()
+		if err == io.EOF {
+			r.pq.close()
+			r.pq = nil
+			continue
+		}
+		return rec, err
+	}
+}
+
 func (r *Reader) open(name string) error {
 	f, err := os.Open(name)
 	if err != nil {
@@ -95,12 +147,22 @@ func (r *Reader) open(name string) error {
 	}
 	r.f, r.name, r.line = f, name, 0
 	r.r = bufio.NewReaderSize(f, 1<<20)
-	if strings.HasSuffix(name, ".gz") {
-		if r.gz, err = gzip.NewReader(r.r); err != nil {
+	switch {
+	case strings.HasSuffix(name, ".gz"):
+		gz, err := gzip.NewReader(r.r)
+		if err != nil {
 			f.Close()
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		r.r = bufio.NewReaderSize(r.gz, 1<<20)
+		r.unzip, r.r = gz, bufio.NewReaderSize(gz, 1<<20)
+	case strings.HasSuffix(name, ".zst"):
+		zr, err := zstd.NewReader(r.r, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		rc := zr.IOReadCloser()
+		r.unzip, r.r = rc, bufio.NewReaderSize(rc, 1<<20)
 	}
 	return nil
 }
@@ -112,10 +174,16 @@ func (r *Reader) Close() error {
 }
 
 func (r *Reader) close() {
+	if r.unzip != nil {
+		r.unzip.Close()
+	}
 	if r.f != nil {
 		r.f.Close()
 	}
-	r.f, r.r, r.gz = nil, nil, nil
+	if r.pq != nil {
+		r.pq.close()
+	}
+	r.f, r.r, r.unzip, r.pq = nil, nil, nil, nil
 }
 
 func (r *Reader) read() (Record, error) {

@@ -147,7 +147,7 @@ func (r *runner) run(ctx context.Context) error {
 
 // read streams records in batches, skipping those a resumed run has done.
 func (r *runner) read(ctx context.Context, todo chan<- *batch) error {
-	rd := input.NewReader(r.cfg.Files, r.cfg.Decoder.Format().Unit())
+	rd := r.cfg.Decoder.NewReader(r.cfg.Files)
 	defer rd.Close()
 	skip := r.manifest.endRecord()
 	var record, seq int64
