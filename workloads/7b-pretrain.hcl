@@ -15,21 +15,22 @@
 #   gpuflow plan workloads/7b-pretrain.hcl
 #   gpuflow plan -var steps=2000 workloads/7b-pretrain.hcl
 
-# Llama 2's tokenizer is SentencePiece BPE with byte fallback, which this
-# release's data prep (byte-level BPE only) refuses when it runs: plan and
-# validate pass, apply stops at the data prep with that reason. Until then,
-# point this at a byte-level tokenizer.json and set the model's vocab to
-# match.
+# Llama 2's tokenizer.json (SentencePiece-style BPE with byte fallback) and
+# FineWeb-Edu's Parquet files, read from local folders. Without the real
+# ones, a stand-in of each runs the data prep here:
+#   scripts/tokenizer/fetch.sh llama2 workloads/tokenizers/llama-2-7b
+#   go run ./scripts/fineweb-sample -out workloads/data/raw/fineweb-edu
+#   gpuflow apply -target data_prep.fineweb workloads/7b-pretrain.hcl
 variable "tokenizer" {
   type        = string
-  description = "Llama 2's tokenizer.json (from meta-llama/Llama-2-7b-hf), downloaded beforehand: data prep reads local files only."
+  description = "Llama 2's tokenizer.json (from meta-llama/Llama-2-7b-hf, with its tokenizer_config.json beside it), downloaded beforehand: data prep reads local files only."
   default     = "tokenizers/llama-2-7b/tokenizer.json"
 }
 
 variable "fineweb" {
   type        = string
-  description = "FineWeb-Edu (sample-10BT) as local JSONL files with a \"text\" field; a glob."
-  default     = "data/raw/fineweb-edu/*.jsonl"
+  description = "FineWeb-Edu (sample-10BT) as local Parquet files with a \"text\" column; a glob."
+  default     = "data/raw/fineweb-edu/*.parquet"
 }
 
 variable "steps" {
@@ -112,7 +113,7 @@ stage "benchmark" "acceptance" {
 
 stage "data_prep" "fineweb" {
   inputs     = [var.fineweb]
-  format     = "jsonl"
+  format     = "parquet"
   text_field = "text"
 
   tokenizer {
