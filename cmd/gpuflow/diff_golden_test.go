@@ -38,7 +38,7 @@ var diffScenarios = map[string]struct {
 		{afterStage7b, ""},
 	}},
 	"dataset-changed": {workload: "7b-pretrain", edits: []textEdit{
-		{`default     = "data/raw/fineweb-edu/*.jsonl"`, `default     = "data/raw/fineweb-edu-100bt/*.jsonl"`},
+		{`default     = "data/raw/fineweb-edu/*.parquet"`, `default     = "data/raw/fineweb-edu-100bt/*.parquet"`},
 	}},
 	"job-time-limit": {workload: "70b-multinode", edits: []textEdit{
 		{`time_limit    = "48h"`, `time_limit    = "72h"`},

@@ -1,7 +1,10 @@
-// Package bpe is a byte-level BPE tokenizer that encodes exactly as the
-// reference implementations do: tiktoken for rank files (r50k_base,
-// cl100k_base, o200k_base, Llama 3's tokenizer.model) and Hugging Face
-// tokenizers for tokenizer.json files holding a byte-level BPE model.
+// Package bpe is a BPE tokenizer that encodes exactly as the reference
+// implementations do: tiktoken for rank files (r50k_base, cl100k_base,
+// o200k_base, Llama 3's tokenizer.model) and Hugging Face tokenizers for
+// tokenizer.json files holding a byte-level BPE model (GPT-2, Llama 3,
+// Qwen2, with an NFC normalizer where given) or a SentencePiece-style one
+// (Llama 2, Gemma: "▁" for spaces, merges over characters, byte
+// fallback).
 //
 // Encoding is pre-tokenization, then BPE merges per piece. The reference
 // pre-tokenizers are regular expressions with lookahead, which Go's regexp
@@ -27,6 +30,7 @@
 // tables, which follow an older Unicode version: a rune assigned since
 // (CJK Extension I, for one) is a letter there and so here.
 //
-// It is not a trainer, and it does not read SentencePiece or WordPiece
-// models, normalizers or non-byte-level BPE.
+// It is not a trainer, and it does not read SentencePiece model files,
+// WordPiece or Unigram models, or normalizers other than NFC, Prepend and
+// Replace of a string.
 package bpe
