@@ -73,7 +73,7 @@ func pipelineConfig(req *api.ApplyRequest, cfg config) (pipeline.Config, api.Dia
 		fail(nil, "Cannot find the workload's folder", err.Error()+".")
 		return pipeline.Config{}, diags
 	}
-	files, err := input.Expand(workDir, cfg.Inputs)
+	files, err := input.Expand(workDir, cfg.Inputs, cfg.DatasetSplit)
 	if err != nil {
 		fail(cty.GetAttrPath("inputs"), "Input not found", err.Error()+". Paths are relative to the workload's folder.")
 	}

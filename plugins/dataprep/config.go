@@ -18,7 +18,9 @@ import (
 // config is a data_prep stage body, decoded. Fields whose value is not
 // known yet (at plan time) keep their defaults.
 type config struct {
-	Inputs        []string
+	Inputs []string
+	// DatasetSplit picks the split of a Hugging Face dataset snapshot.
+	DatasetSplit  string
 	Format        input.Format
 	TextField     string
 	Template      string
@@ -45,6 +47,7 @@ type tokenizerConfig struct {
 func defaultConfig() config {
 	return config{
 		Format:        input.FormatJSONL,
+		DatasetSplit:  "train",
 		TextField:     "text",
 		OutputFormats: []string{pipeline.FormatMegatron},
 		Split:         map[string]float64{"train": 0.99, "valid": 0.01},
@@ -74,6 +77,12 @@ func decodeConfig(v cty.Value) (config, api.Diagnostics) {
 		cfg.Inputs = stringList(s)
 		if len(cfg.Inputs) == 0 {
 			d.errorf(cty.GetAttrPath("inputs"), "No inputs", `Name at least one input file or glob, like inputs = ["data/*.jsonl"].`)
+		}
+	}
+	if s := v.GetAttr("dataset_split"); known(s) {
+		cfg.DatasetSplit = s.AsString()
+		if cfg.DatasetSplit == "" {
+			d.errorf(cty.GetAttrPath("dataset_split"), "Empty dataset_split", `Name the split of a Hugging Face dataset snapshot to read, like dataset_split = "train".`)
 		}
 	}
 	d.decodeFormat(v, &cfg)

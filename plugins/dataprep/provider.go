@@ -99,7 +99,7 @@ func describeInputs(req *api.StageRequest, cfg config) string {
 	if !req.Config.GetAttr("inputs").IsWhollyKnown() {
 		return "(known after apply)"
 	}
-	files, err := input.Expand(req.WorkDir, cfg.Inputs)
+	files, err := input.Expand(req.WorkDir, cfg.Inputs, cfg.DatasetSplit)
 	if err != nil {
 		return strings.Join(cfg.Inputs, ", ") + " (not all found yet)"
 	}

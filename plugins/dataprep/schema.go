@@ -17,9 +17,10 @@ const (
 var stageSchema = &api.BlockSchema{
 	Description: "Tokenize raw text into training shards.",
 	Attributes: map[string]*api.Attribute{
-		"inputs":        {Type: cty.List(cty.String), Required: true, Description: "input files or globs, relative to the workload's folder"},
-		"format":        {Type: cty.String, Description: `"jsonl" (default): a text field per line; "template": each JSON line rendered through template; "text": each file is one document`},
-		"text_field":    {Type: cty.String, Description: `the JSON field holding the text, for format "jsonl" (default "text")`},
+		"inputs":        {Type: cty.List(cty.String), Required: true, Description: "input files or globs, relative to the workload's folder; a Hugging Face dataset snapshot folder stands for its Parquet files of dataset_split"},
+		"dataset_split": {Type: cty.String, Description: `the split read from a Hugging Face dataset snapshot folder (default "train")`},
+		"format":        {Type: cty.String, Description: `"jsonl" (default): a text field per line; "parquet": a text column per row; "template": each JSON line rendered through template; "text": each file is one document`},
+		"text_field":    {Type: cty.String, Description: `the JSON field, or Parquet column (a dotted path into nested records), holding the text (default "text")`},
 		"template":      {Type: cty.String, Description: `Go text/template rendering a JSON record, for format "template"`},
 		"output_dir":    {Type: cty.String, Required: true, Description: "folder the shards and manifest.json are written to"},
 		"output_format": {Type: cty.List(cty.String), Description: `"megatron" (indexed .bin/.idx, default) and/or "npy"`},

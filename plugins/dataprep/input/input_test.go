@@ -31,11 +31,23 @@ func TestExpand(t *testing.T) {
 		writeFile(t, dir, name, "{}\n")
 	}
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	// Two Hugging Face hub snapshot layouts: split-named files, and a folder
+	// per split.
+	for _, name := range []string{"hub/data/train-00001-of-00002.parquet", "hub/data/train-00000-of-00002.parquet",
+		"hub/data/test-00000-of-00001.parquet", "hub/README.md", "hub2/data/train/0000.parquet", "hub2/data/validation/0000.parquet"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		writeFile(t, dir, name, "")
+	}
 	tests := map[string]struct {
 		patterns []string
+		split    string
 		want     []string
 		wantErr  string
 	}{
+		"snapshot train": {patterns: []string{"hub"}, want: []string{"train-00000-of-00002.parquet", "train-00001-of-00002.parquet"}},
+		"snapshot test":  {patterns: []string{"hub"}, split: "test", want: []string{"test-00000-of-00001.parquet"}},
+		"split folders":  {patterns: []string{"hub2"}, split: "validation", want: []string{"0000.parquet"}},
+		"no such split":  {patterns: []string{"hub"}, split: "valid", wantErr: `has no Parquet files of split "valid" under data/; it has test, train`},
 		"glob sorted":       {patterns: []string{"*.jsonl"}, want: []string{"a.jsonl", "b.jsonl"}},
 		"order kept, dedup": {patterns: []string{"c.txt", "*.jsonl", "a.jsonl"}, want: []string{"c.txt", "a.jsonl", "b.jsonl"}},
 		"no match":          {patterns: []string{"*.parquet"}, wantErr: `inputs[0] "*.parquet": matches no file`},
@@ -46,7 +58,11 @@ func TestExpand(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Expand(dir, tc.patterns)
+			split := tc.split
+			if split == "" {
+				split = "train"
+			}
+			got, err := Expand(dir, tc.patterns, split)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
