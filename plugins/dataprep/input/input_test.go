@@ -44,10 +44,10 @@ func TestExpand(t *testing.T) {
 		want     []string
 		wantErr  string
 	}{
-		"snapshot train": {patterns: []string{"hub"}, want: []string{"train-00000-of-00002.parquet", "train-00001-of-00002.parquet"}},
-		"snapshot test":  {patterns: []string{"hub"}, split: "test", want: []string{"test-00000-of-00001.parquet"}},
-		"split folders":  {patterns: []string{"hub2"}, split: "validation", want: []string{"0000.parquet"}},
-		"no such split":  {patterns: []string{"hub"}, split: "valid", wantErr: `has no Parquet files of split "valid" under data/; it has test, train`},
+		"snapshot train":    {patterns: []string{"hub"}, want: []string{"train-00000-of-00002.parquet", "train-00001-of-00002.parquet"}},
+		"snapshot test":     {patterns: []string{"hub"}, split: "test", want: []string{"test-00000-of-00001.parquet"}},
+		"split folders":     {patterns: []string{"hub2"}, split: "validation", want: []string{"0000.parquet"}},
+		"no such split":     {patterns: []string{"hub"}, split: "valid", wantErr: `has no Parquet files of split "valid" under data/; it has test, train`},
 		"glob sorted":       {patterns: []string{"*.jsonl"}, want: []string{"a.jsonl", "b.jsonl"}},
 		"order kept, dedup": {patterns: []string{"c.txt", "*.jsonl", "a.jsonl"}, want: []string{"c.txt", "a.jsonl", "b.jsonl"}},
 		"no match":          {patterns: []string{"*.parquet"}, wantErr: `inputs[0] "*.parquet": matches no file`},
