@@ -1,6 +1,7 @@
 package input
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -12,9 +13,10 @@ import (
 // Expand resolves input patterns, relative to dir unless absolute, into the
 // ordered list of files to read: patterns in the order given, the matches of
 // a glob sorted by name, each file once. A folder holding a Hugging Face
-// hub snapshot stands for the Parquet files of split under its data/
-// folder; any other folder, and a pattern that matches no file, is an
-// error.
+// dataset stands for the files of split: the Parquet files under a hub
+// snapshot's data/ folder, or the Arrow files a save_to_disk folder's
+// state.json lists. Any other folder, and a pattern that matches no file,
+// is an error.
 func Expand(dir string, patterns []string, split string) ([]string, error) {
 	if len(patterns) == 0 {
 		return nil, fmt.Errorf("no inputs given")
@@ -37,7 +39,7 @@ func Expand(dir string, patterns []string, split string) ([]string, error) {
 			}
 			found := []string{m}
 			if st.IsDir() {
-				if found, err = snapshotFiles(m, split); err != nil {
+				if found, err = datasetFiles(m, split); err != nil {
 					return nil, fmt.Errorf("inputs[%d] %q: %w", k, p, err)
 				}
 			}
@@ -70,6 +72,57 @@ func match(pattern string) ([]string, error) {
 	return matches, nil
 }
 
+// datasetFiles lists the files of split in a folder holding a Hugging Face
+// dataset: one save_to_disk wrote (a Dataset, or a DatasetDict of split
+// folders), or a hub snapshot.
+func datasetFiles(folder, split string) ([]string, error) {
+	if exists(filepath.Join(folder, "state.json")) {
+		return savedFiles(folder)
+	}
+	if exists(filepath.Join(folder, "dataset_dict.json")) {
+		sub := filepath.Join(folder, split)
+		if !exists(filepath.Join(sub, "state.json")) {
+			return nil, fmt.Errorf("the saved dataset %s has no split %q (no %s)", folder, split, filepath.Join(sub, "state.json"))
+		}
+		return savedFiles(sub)
+	}
+	return snapshotFiles(folder, split)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// savedFiles lists the Arrow files of a save_to_disk Dataset folder, in
+// the order its state.json gives.
+func savedFiles(folder string) ([]string, error) {
+	path := filepath.Join(folder, "state.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var state struct {
+		DataFiles []struct {
+			Filename string `json:"filename"`
+		} `json:"_data_files"`
+	}
+	if err := json.Unmarshal(data, &state); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(state.DataFiles) == 0 {
+		return nil, fmt.Errorf("%s lists no data files (_data_files)", path)
+	}
+	var files []string
+	for _, f := range state.DataFiles {
+		if f.Filename == "" || filepath.Base(f.Filename) != f.Filename {
+			return nil, fmt.Errorf("%s: data file %q is not a file name", path, f.Filename)
+		}
+		files = append(files, filepath.Join(folder, f.Filename))
+	}
+	return files, nil
+}
+
 // snapshotFiles lists the Parquet files of split in a Hugging Face hub
 // snapshot folder: those under data/ named SPLIT-*.parquet (the hub's
 // data/train-00000-of-00004.parquet) or lying in a folder named SPLIT
@@ -77,7 +130,7 @@ func match(pattern string) ([]string, error) {
 func snapshotFiles(folder, split string) ([]string, error) {
 	data := filepath.Join(folder, "data")
 	if st, err := os.Stat(data); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s is a folder, and not a Hugging Face dataset snapshot (it has no data/ folder); name its files, e.g. %q", folder, filepath.Join(folder, "*.jsonl"))
+		return nil, fmt.Errorf("%s is a folder, and not a Hugging Face dataset (no data/ folder, state.json or dataset_dict.json); name its files, e.g. %q", folder, filepath.Join(folder, "*.jsonl"))
 	}
 	var files []string
 	splits := make(map[string]bool)

@@ -74,7 +74,7 @@ type Reader struct {
 	f      *os.File
 	r      *bufio.Reader
 	unzip  io.Closer
-	pq     *parquetRows
+	rows   rowSource
 	name   string
 	line   int
 }
@@ -116,28 +116,43 @@ func (r *Reader) Next() (Record, error) {
 	}
 }
 
+// rowSource is a file read row by row: Parquet, or an Arrow IPC stream.
+type rowSource interface {
+	next() (Record, error)
+	close()
+}
+
 func (r *Reader) nextRow() (Record, error) {
 	for {
-		if r.pq == nil {
+		if r.rows == nil {
 			if r.next == len(r.files) {
 				return Record{}, io.EOF
 			}
 			name := r.files[r.next]
 			r.next++
-			pq, err := openParquet(name, r.column)
+			rows, err := openRows(name, r.column)
 			if err != nil {
 				return Record{Pos: Position{File: name}}, err
 			}
-			r.pq = pq
+			r.rows = rows
 		}
-		rec, err := r.pq.next()
+		rec, err := r.rows.next()
 		if err == io.EOF {
-			r.pq.close()
-			r.pq = nil
+			r.rows.close()
+			r.rows = nil
 			continue
 		}
 		return rec, err
 	}
+}
+
+// openRows opens an Arrow IPC stream (a name ending in .arrow, as
+// save_to_disk writes) or a Parquet file.
+func openRows(name string, column []string) (rowSource, error) {
+	if strings.HasSuffix(name, ".arrow") {
+		return openArrow(name, column)
+	}
+	return openParquet(name, column)
 }
 
 func (r *Reader) open(name string) error {
@@ -180,10 +195,10 @@ func (r *Reader) close() {
 	if r.f != nil {
 		r.f.Close()
 	}
-	if r.pq != nil {
-		r.pq.close()
+	if r.rows != nil {
+		r.rows.close()
 	}
-	r.f, r.r, r.unzip, r.pq = nil, nil, nil, nil
+	r.f, r.r, r.unzip, r.rows = nil, nil, nil, nil
 }
 
 func (r *Reader) read() (Record, error) {
