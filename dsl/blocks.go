@@ -52,19 +52,25 @@ type Layout struct {
 
 // LayoutSpec holds the arguments of a layout block; nil means not set.
 type LayoutSpec struct {
-	TP               *int        `hcl:"tp,optional"`
-	PP               *int        `hcl:"pp,optional"`
-	DP               *int        `hcl:"dp,optional"`
-	CP               *int        `hcl:"cp,optional"`
-	VP               *int        `hcl:"vp,optional"`
-	ZeRO             *int        `hcl:"zero,optional"`
-	FSDP             *bool       `hcl:"fsdp,optional"`
-	MicroBatch       *int        `hcl:"micro_batch,optional"`
-	GlobalBatch      *int        `hcl:"global_batch,optional"`
-	Recompute        *string     `hcl:"recompute,optional"`
-	SequenceParallel *bool       `hcl:"sequence_parallel,optional"`
-	Precision        *string     `hcl:"precision,optional"`
-	Auto             *AutoLayout `hcl:"auto,block"`
+	TP               *int    `hcl:"tp,optional"`
+	PP               *int    `hcl:"pp,optional"`
+	DP               *int    `hcl:"dp,optional"`
+	CP               *int    `hcl:"cp,optional"`
+	VP               *int    `hcl:"vp,optional"`
+	ZeRO             *int    `hcl:"zero,optional"`
+	FSDP             *bool   `hcl:"fsdp,optional"`
+	MicroBatch       *int    `hcl:"micro_batch,optional"`
+	GlobalBatch      *int    `hcl:"global_batch,optional"`
+	Recompute        *string `hcl:"recompute,optional"`
+	SequenceParallel *bool   `hcl:"sequence_parallel,optional"`
+	Precision        *string `hcl:"precision,optional"`
+	// Framework options (docs/estimator.md); nil means the framework's
+	// default.
+	Attention         *string     `hcl:"attention,optional"`
+	ScatterGather     *bool       `hcl:"scatter_gather,optional"`
+	GradReduceDType   *string     `hcl:"grad_reduce_dtype,optional"`
+	OverlapGradReduce *bool       `hcl:"overlap_grad_reduce,optional"`
+	Auto              *AutoLayout `hcl:"auto,block"`
 }
 
 // AutoLayout asks the engine to search for the layout.

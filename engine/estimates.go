@@ -18,6 +18,7 @@ const (
 	argTrainTokens = "train_tokens"
 	argSteps       = "steps"
 	argLoRA        = "lora"
+	argCheckpoint  = "checkpoint_every"
 )
 
 // estimateStage predicts memory, time and cost for a stage with a placed
@@ -34,6 +35,9 @@ func (p *planner) estimateStage(n *stageNode, sp *StagePlan, config cty.Value) h
 		in.TrainTokens = v
 	} else if v := numberArg(config, argSteps); v > 0 {
 		in.TrainSteps = int64(v)
+	}
+	if v := numberArg(config, argCheckpoint); v > 0 {
+		in.CheckpointEvery = int64(v)
 	}
 	est, err := estimate.Compute(in)
 	use := rangeOr(n.useRange, "layout", n.cfg.DeclRange)

@@ -52,6 +52,13 @@ func resolveLayout(b *dsl.Layout) (*resolvedLayout, hcl.Diagnostics) {
 	if s.Precision != nil {
 		l.Precision = *s.Precision
 	}
+	if s.Attention != nil {
+		l.Attention = *s.Attention
+	}
+	if s.GradReduceDType != nil {
+		l.GradReduceDType = *s.GradReduceDType
+	}
+	l.ScatterGather, l.OverlapGradReduce = s.ScatterGather, s.OverlapGradReduce
 	r.Layout = l
 	var diags hcl.Diagnostics
 	if s.Auto != nil {

@@ -10,7 +10,7 @@ import (
 
 func TestDatasheetNames(t *testing.T) {
 	t.Parallel()
-	want := []string{"b200-gb200", "b200-hgx", "b300-xe9780", "h100-sxm", "h200-sxm"}
+	want := []string{"a100-sxm4-40gb", "a100-sxm4-80gb", "b200-gb200", "b200-hgx", "b300-xe9780", "gh200", "h100-sxm", "h200-sxm"}
 	if diff := cmp.Diff(want, DatasheetNames()); diff != "" {
 		t.Errorf("DatasheetNames() mismatch (-want +got):\n%s", diff)
 	}
@@ -168,7 +168,7 @@ func TestDecodeDatasheetInvalid(t *testing.T) {
 		"datasheet far from any name": {
 			src:        "hardware \"x\" {\n  profile = \"h200-x4\"\n  gpu {\n    datasheet = \"mi300x\"\n  }\n}",
 			want:       []problem{{"Unknown GPU datasheet", "4:17"}},
-			wantDetail: `Datasheets: "b200-gb200", "b200-hgx", "b300-xe9780", "h100-sxm", "h200-sxm".`,
+			wantDetail: `Datasheets: "a100-sxm4-40gb", "a100-sxm4-80gb", "b200-gb200", "b200-hgx", "b300-xe9780", "gh200", "h100-sxm", "h200-sxm".`,
 		},
 		"datasheet not a string": {
 			src:  "hardware \"x\" {\n  profile = \"h200-x4\"\n  gpu {\n    datasheet = [1]\n  }\n}",

@@ -362,7 +362,7 @@ func TestDecodeDetails(t *testing.T) {
 		"profile suggestion": {
 			src: `hardware "x" { profile = "nebius-h100" }`,
 			want: `There is no built-in hardware profile named "nebius-h100". Did you mean "nebius-h100-8"? ` +
-				`Built-in profiles: "dell-xe9780-b300", "gb200-nvl72", "h100-x1", "h200-x1", "h200-x2", "h200-x4", "hgx-b200-8", "hgx-h200-8", "nebius-h100-8".`,
+				`Built-in profiles: "dell-xe9780-b300", "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100", "gb200-nvl72", "gh200", "h100-x1", "h200-x1", "h200-x2", "h200-x4", "hgx-b200-8", "hgx-h200-8", "nebius-h100-8".`,
 		},
 		"kind suggestion": {
 			src:  "hardware \"x\" {\n  profile = \"nebius-h100-8\"\n  network {\n    kind = \"roce2\"\n  }\n}",

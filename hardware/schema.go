@@ -71,6 +71,11 @@ var arguments = []argument{
 	{blockTop, "source", optional, cty.String, text(func(p *Profile) *string { return &p.Source })},
 	{blockTop, "nodes", always, cty.Number, count(1, func(p *Profile) *int { return &p.Nodes })},
 	{blockTop, "cost_per_gpu_hour", optional, cty.Number, quantity(atLeastZero, 0, func(p *Profile) *float64 { return &p.CostPerGPUHour })},
+	{blockTop, "node_overhead_watts", optional, cty.Number, quantity(atLeastZero, 0, func(p *Profile) *float64 { return &p.NodeOverheadWatts })},
+	{blockTop, "gpu_failures_per_mhour", optional, cty.Number, quantity(aboveZero, -6, func(p *Profile) *float64 { return &p.GPUFailuresPerHour })},
+	{blockTop, "node_failures_per_mhour", optional, cty.Number, quantity(aboveZero, -6, func(p *Profile) *float64 { return &p.NodeFailuresPerHour })},
+	{blockTop, "storage_write_gbps", optional, cty.Number, quantity(aboveZero, 9, func(p *Profile) *float64 { return &p.StorageWriteBytesPerS })},
+	{blockTop, "storage_read_gbps", optional, cty.Number, quantity(aboveZero, 9, func(p *Profile) *float64 { return &p.StorageReadBytesPerS })},
 
 	{blockGPU, "model", always, cty.String, text(func(p *Profile) *string { return &p.GPU.Model })},
 	{blockGPU, "count", always, cty.Number, count(1, func(p *Profile) *int { return &p.GPU.PerNode })},

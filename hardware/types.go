@@ -16,6 +16,49 @@ type Profile struct {
 	Interconnect   Interconnect
 	Network        Network
 	CostPerGPUHour float64 // US dollars
+	// NodeOverheadWatts is what a node draws besides its GPUs (CPUs,
+	// memory, NICs, fans, power conversion) while training.
+	NodeOverheadWatts float64
+	// GPUFailuresPerHour and NodeFailuresPerHour are the rates of job
+	// interruptions caused by one GPU and by one node's other parts; zero
+	// means the published defaults (Reliability).
+	GPUFailuresPerHour, NodeFailuresPerHour float64
+	// StorageWriteBytesPerS and StorageReadBytesPerS are the checkpoint
+	// storage bandwidth per node; zero means the published defaults.
+	StorageWriteBytesPerS, StorageReadBytesPerS float64
+}
+
+// Published defaults for the reliability and storage figures a profile
+// leaves unset (docs/hardware.md gives the sources).
+const (
+	// DefaultGPUFailuresPerHour: 268 of the 419 unexpected interruptions
+	// of a 54-day pre-training on 16,384 H100 were attributed to the GPU
+	// (faulty GPU 148, HBM3 72, SRAM 19, GPU system processor 17, silent
+	// data corruption 6, thermal interface and sensor 6): The Llama 3 Herd
+	// of Models, Table 5.
+	DefaultGPUFailuresPerHour = 268.0 / (16384 * 54 * 24)
+	// DefaultNodeFailuresPerHour: the other 151 (software, network,
+	// host, NIC, SSD, power, ...) over its 2,048 nodes.
+	DefaultNodeFailuresPerHour = 151.0 / (2048 * 54 * 24)
+	// DefaultStorageWriteBytesPerS and DefaultStorageReadBytesPerS: a
+	// 13.8 TB checkpoint written at 273 GB/s and loaded at 1 TB/s by 384
+	// DGX A100 nodes (Efficient Large-Scale Language Model Training on
+	// GPU Clusters Using Megatron-LM, section 5.10), per node.
+	DefaultStorageWriteBytesPerS = 273e9 / 384
+	DefaultStorageReadBytesPerS  = 1e12 / 384
+)
+
+// Reliability returns the failure rates and storage bandwidth, with the
+// published defaults where the profile sets none.
+func (p *Profile) Reliability() (gpuPerHour, nodePerHour, writeBytesPerS, readBytesPerS float64) {
+	or := func(v, def float64) float64 {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return or(p.GPUFailuresPerHour, DefaultGPUFailuresPerHour), or(p.NodeFailuresPerHour, DefaultNodeFailuresPerHour),
+		or(p.StorageWriteBytesPerS, DefaultStorageWriteBytesPerS), or(p.StorageReadBytesPerS, DefaultStorageReadBytesPerS)
 }
 
 // GPU describes one accelerator and how many sit in a node.

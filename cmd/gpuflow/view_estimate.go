@@ -38,8 +38,17 @@ func writeEstimateHuman(w io.Writer, e *estimate.Estimate, pal *palette) {
 	}
 	row("throughput", "%.0f tokens/s (%.0f per GPU), MFU %.1f%%, %.3g params, %s", e.TokensPerS, e.TokensPerSPerGPU,
 		e.MFU*100, float64(e.Params), e.Framework)
+	row("", "%.0f TFLOP/s per GPU of model FLOPs, %.0f of hardware FLOPs (recomputation counted)",
+		e.ModelTFLOPSPerGPU, e.HardwareTFLOPSPerGPU)
 	if e.Steps > 0 {
 		row("run", "%d steps in %s, $%.0f, %.0f kWh", e.Steps, formatDuration(e.DurationS), e.CostUSD, e.EnergyKWh)
+	}
+	if g := e.Goodput; g != nil {
+		row("goodput", "%.1f%%: %.1f interruptions expected (one per %s), wall time %s",
+			g.Goodput*100, g.ExpectedInterruptions, formatDuration(g.MeanTimeBetweenInterruptionsS), formatDuration(g.WallTimeS))
+		row("", "checkpoint %.0f GB: write %s, restart %s, every %s (Young-Daly %s)",
+			float64(g.CheckpointBytes)/1e9, formatDuration(g.CheckpointWriteS), formatDuration(g.RestartS),
+			formatDuration(g.IntervalS), formatDuration(g.OptimalIntervalS))
 	}
 	source := "datasheet figures"
 	if len(e.Calibrated) > 0 {

@@ -26,6 +26,9 @@ type Input struct {
 	// cost and energy are zero.
 	TrainTokens float64
 	TrainSteps  int64
+	// CheckpointEvery is the stage's steps between checkpoints (0: none
+	// set; the goodput then assumes the optimal interval).
+	CheckpointEvery int64
 	// Calibration holds figures measured on this hardware profile; nil
 	// uses defaults throughout.
 	Calibration *calibration.Profile
@@ -58,12 +61,23 @@ type Estimate struct {
 	TokensPerSPerGPU float64 `json:"tokens_per_s_per_gpu"`
 	// MFU is model FLOPs over the dense datasheet peak of the layout's
 	// precision, recomputation not counted.
-	MFU       float64 `json:"mfu"`
-	Steps     int64   `json:"steps"`
-	DurationS float64 `json:"duration_s"`
-	CostUSD   float64 `json:"cost_usd"`
-	// EnergyKWh counts the GPUs at their TDP, nothing else in the node.
+	MFU float64 `json:"mfu"`
+	// ModelTFLOPSPerGPU is achieved model FLOPs per second per GPU (the
+	// count MFU uses, recomputation not counted); HardwareTFLOPSPerGPU
+	// counts the FLOPs executed, recomputation included. Megatron-LM
+	// reports the latter, torchtitan the former.
+	ModelTFLOPSPerGPU    float64 `json:"model_tflops_per_gpu"`
+	HardwareTFLOPSPerGPU float64 `json:"hardware_tflops_per_gpu"`
+	Steps                int64   `json:"steps"`
+	DurationS            float64 `json:"duration_s"`
+	CostUSD              float64 `json:"cost_usd"`
+	// EnergyKWh is the GPUs at their TDP while they work (not in the
+	// pipeline bubble or waiting for the host) plus each node's overhead
+	// over the whole duration.
 	EnergyKWh float64 `json:"energy_kwh"`
+	// Goodput weighs the budget against failures and checkpoints; absent
+	// without a budget.
+	Goodput *Goodput `json:"goodput,omitempty"`
 	// CommS is each parallel kind's communication per step;
 	// ExposedCommS the part not hidden behind compute.
 	CommS        Comm `json:"comm_s"`
@@ -144,6 +158,7 @@ func newJob(in Input) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	fw = fw.withOptions(in.Layout)
 	j := &job{in: in, l: in.Layout, fw: fw, place: in.Placement, coeff: fw.ActivationCoefficient, calibrate: map[string]bool{}}
 	if j.place == nil {
 		if j.place, err = layout.Place(in.Layout, in.Hardware); err != nil {
@@ -276,7 +291,7 @@ func (j *job) stageMemory(params float64, last bool) Memory {
 		st.gradients = 0
 	}
 	act := activations(activationInput{shape: j.in.Model, layout: j.l, fw: j.fw, coeff: j.coeff,
-		micro: j.micro, flashAttn: true, layerCount: j.layers, adapted: j.adapted, lastStage: last})
+		micro: j.micro, flashAttn: !j.fw.materialized(), layerCount: j.layers, adapted: j.adapted, lastStage: last})
 	other := j.fw.reserve(j.l.WorldSize()) + j.gathered(params) + pool + j.fw.AllocatorSlack*act
 	m := Memory{
 		Weights: int64(st.weights), Gradients: int64(st.gradients), Optimizer: int64(st.optimizer),
@@ -319,7 +334,24 @@ func (j *job) budget(e *Estimate) {
 	e.DurationS = float64(e.Steps) * e.StepTimeS
 	gpus := float64(j.l.WorldSize())
 	e.CostUSD = gpus * e.DurationS / 3600 * j.in.Hardware.CostPerGPUHour
-	e.EnergyKWh = gpus * j.in.Hardware.GPU.TDPWatts * e.DurationS / 3.6e6
+	e.EnergyKWh = j.power(e) * e.DurationS / 3.6e6
+	e.Goodput = nil
+	j.goodput(e)
+}
+
+// power is the stage's mean draw in watts: each GPU at its TDP for the
+// share of the step it works (the step less the pipeline bubble and the
+// host wait) and each node's overhead throughout.
+func (j *job) power(e *Estimate) float64 {
+	hw := j.in.Hardware
+	gpus := j.l.WorldSize()
+	nodes := (gpus + hw.GPU.PerNode - 1) / hw.GPU.PerNode
+	busy := 1.0
+	if e.StepTimeS > 0 {
+		idle := e.HostWaitS + e.BubbleFraction*e.ComputeS
+		busy = max(0, 1-idle/e.StepTimeS)
+	}
+	return float64(gpus)*hw.GPU.TDPWatts*busy + float64(nodes)*hw.NodeOverheadWatts
 }
 
 // applyRuns replaces predictions by a measured run of this very
@@ -336,6 +368,8 @@ func (j *job) applyRuns(e *Estimate) {
 		e.TokensPerSPerGPU = r.TokensPerS / float64(j.l.WorldSize())
 		e.StepTimeS = tokensPerStep / r.TokensPerS
 		e.MFU /= scale
+		e.ModelTFLOPSPerGPU /= scale
+		e.HardwareTFLOPSPerGPU /= scale
 		j.calibrate["tokens_per_s"] = true
 		j.calibrate["step_time_s"] = true
 		j.budget(e)

@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpuflow/gpuflow/engine/layout"
 )
@@ -17,6 +18,9 @@ const (
 	// machines moved by a quarter between runs (docs/estimator.md).
 	hostBoundWarnOfStep = 0.25
 	gib                 = 1 << 30
+	// checkpointOffOptimum: a checkpoint interval more than this factor
+	// above or below Young-Daly's optimum is flagged.
+	checkpointOffOptimum = 2.0
 )
 
 func (j *job) findings(e *Estimate) []layout.Finding {
@@ -47,7 +51,40 @@ func (j *job) findings(e *Estimate) []layout.Finding {
 			"tensor-parallel communication takes %.0f%% as long as the compute it splits; a lower tp would waste less time.",
 			100*tp/e.ComputeS))
 	}
-	return fs
+	return append(fs, goodputFindings(e, j.in.CheckpointEvery)...)
+}
+
+// goodputFindings flags a checkpoint interval far from the optimum and a
+// run that interruptions would never let finish.
+func goodputFindings(e *Estimate, every int64) []layout.Finding {
+	g := e.Goodput
+	if g == nil {
+		return nil
+	}
+	var fs []layout.Finding
+	if g.Goodput == 0 {
+		fs = append(fs, warn("goodput-none", "checkpoint_every",
+			"interruptions every %.1f h on average would undo the work between checkpoints faster than it is done (restart %.0f s, checkpoint every %.0f s); checkpoint more often or use fewer GPUs.",
+			g.MeanTimeBetweenInterruptionsS/3600, g.RestartS, g.IntervalS))
+	}
+	ratio := g.IntervalS / g.OptimalIntervalS
+	if every == 0 || (ratio > 1/checkpointOffOptimum && ratio < checkpointOffOptimum) {
+		return fs
+	}
+	best := max(1, int64(math.Round(g.OptimalIntervalS/e.StepTimeS)))
+	return append(fs, warn("checkpoint-interval", "checkpoint_every",
+		"checkpoint_every = %d steps is %.0f s, %.1fx the Young-Daly optimum of %.0f s (sqrt(2 x %.0f s write x %.1f h between interruptions)); checkpoint_every = %d would leave a goodput of %.1f%% instead of %.1f%%.",
+		every, g.IntervalS, ratio, g.OptimalIntervalS, g.CheckpointWriteS, g.MeanTimeBetweenInterruptionsS/3600, best,
+		100*goodputAt(g, e.DurationS, float64(best)*e.StepTimeS), 100*g.Goodput))
+}
+
+// goodputAt is the goodput the same run would have at another interval.
+func goodputAt(g *Goodput, duration, interval float64) float64 {
+	lost := (g.RestartS + (interval+g.CheckpointWriteS)/2) / g.MeanTimeBetweenInterruptionsS
+	if lost >= 1 || duration <= 0 {
+		return 0
+	}
+	return (1 - lost) / (1 + g.CheckpointWriteS/interval)
 }
 
 // tpHostNote says how much of a layer's host time is tensor

@@ -3,6 +3,9 @@ package estimate
 import (
 	"fmt"
 	"sort"
+
+	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/hardware"
 )
 
 // Framework is how a training framework spends memory and time, as far as
@@ -33,8 +36,31 @@ type Framework struct {
 	// GPU (ReserveBytesDistributed).
 	ReserveBytes, ReserveBytesDistributed float64
 	// OverlapDP: gradient reduction overlaps the backward pass (and the
-	// parameter all-gather the next forward).
+	// parameter all-gather the next forward). The layout's
+	// overlap_grad_reduce replaces it.
 	OverlapDP bool
+	// Attention is the attention implementation, layout.AttentionFlash
+	// ("" means flash) or layout.AttentionMaterialized; the layout's
+	// attention replaces it.
+	Attention string
+	// ScatterGather: a pipeline send leaves each TP rank as a 1/tp slice
+	// and is gathered again over NVLink on arrival, with or without
+	// sequence parallelism (Megatron-LM); the layout's scatter_gather
+	// replaces it.
+	ScatterGather bool
+	// GEMMsPerLayer is the matrix products one layer's forward launches
+	// (Megatron-LM fuses q, k and v, and gate and up: 4). Each pays the
+	// fixed per-product overhead; zero leaves the overhead in GEMMShare,
+	// for frameworks whose share was fitted to measured runs.
+	GEMMsPerLayer float64
+	// HalfReduceUnderFP16: with precision "fp16" the gradients are
+	// reduced in fp16 unless the layout says otherwise (Megatron-LM keeps
+	// fp32 reduction only for bf16).
+	HalfReduceUnderFP16 bool
+	// GradBytesFollowReduce: the gradient buffer has the reduction's
+	// element type (Megatron-LM's main_grad buffer is fp32 only when the
+	// reduction is).
+	GradBytesFollowReduce bool
 	// FSDP2 is data parallelism on PyTorch's fully_shard as gpuflow's
 	// trainer runs it: ZeRO stages 1-3 shard weights, gradients and
 	// optimizer states alike; bf16 copies of the weights are gathered
@@ -143,18 +169,24 @@ const (
 var frameworks = map[string]Framework{
 	// Megatron-LM's own accounting (theoretical_memory_usage.py): bf16
 	// weights, fp32 main gradients, fp32 master weights and Adam moments,
-	// 18 bytes; fp32 gradient reduction; fp32 logits at the loss.
+	// 18 bytes; fp32 logits at the loss. Current release defaults:
+	// Transformer Engine's fused attention, pipeline sends scattered
+	// over TP, gradients reduced in fp32 under bf16 (in fp16 under fp16,
+	// main gradients alike), --overlap-grad-reduce off.
 	FrameworkMegatron: {Name: FrameworkMegatron, WeightBytes: 2, GradBytes: 4, OptimizerBytes: 12,
 		GradCommBytes: 4, ParamCommBytes: 2, ActivationCoefficient: 1, LogitBytes: 4,
 		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
-		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes,
+		Attention: layout.AttentionFlash, ScatterGather: true, HalfReduceUnderFP16: true, GradBytesFollowReduce: true, GEMMsPerLayer: 4},
 	// DeepSpeed as in the ZeRO paper: fp16 weights and gradients plus
-	// K = 12 bytes of optimizer state, 16 bytes in all. Time figures are
-	// Megatron's (not validated for DeepSpeed).
+	// K = 12 bytes of optimizer state, 16 bytes in all; gradients reduced
+	// in the training type, overlap_comm off (its default below ZeRO-3).
+	// Time figures are Megatron's (not validated for DeepSpeed).
 	FrameworkDeepSpeed: {Name: FrameworkDeepSpeed, WeightBytes: 2, GradBytes: 2, OptimizerBytes: 12,
 		GradCommBytes: 2, ParamCommBytes: 2, ActivationCoefficient: 1, LogitBytes: 4,
 		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
-		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes,
+		Attention: layout.AttentionFlash, GEMMsPerLayer: 4},
 	// Plain PyTorch (Hugging Face modules, autocast over fp32 weights,
 	// fp32 gradients, fused AdamW, DDP across GPUs), as the reference measurements ran it.
 	FrameworkEager: {Name: FrameworkEager, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,
@@ -172,6 +204,38 @@ var frameworks = map[string]Framework{
 	FrameworkGpuflow:      trainer(FrameworkGpuflow, true),
 	FrameworkGpuflowEager: trainer(FrameworkGpuflowEager, false),
 }
+
+// dtypeBytes is the element size of a gradient reduction type.
+var dtypeBytes = map[string]float64{"fp32": 4, hardware.PrecisionBF16: 2, hardware.PrecisionFP16: 2}
+
+// withOptions applies the layout's framework options (and fp16's
+// reduction default) to the framework's defaults.
+func (f Framework) withOptions(l layout.Layout) Framework {
+	if l.Attention != "" {
+		f.Attention = l.Attention
+	}
+	if l.ScatterGather != nil {
+		f.ScatterGather = *l.ScatterGather
+	}
+	if l.OverlapGradReduce != nil {
+		f.OverlapDP = *l.OverlapGradReduce
+	}
+	reduce := f.GradCommBytes
+	switch {
+	case dtypeBytes[l.GradReduceDType] > 0:
+		reduce = dtypeBytes[l.GradReduceDType]
+	case l.Precision == hardware.PrecisionFP16 && f.HalfReduceUnderFP16:
+		reduce = 2
+	}
+	f.GradCommBytes = reduce
+	if f.GradBytesFollowReduce {
+		f.GradBytes = reduce
+	}
+	return f
+}
+
+// materialized reports whether attention stores its s x s scores.
+func (f Framework) materialized() bool { return f.Attention == layout.AttentionMaterialized }
 
 // LookupFramework returns a built-in framework; "" means DefaultFramework.
 func LookupFramework(name string) (Framework, error) {

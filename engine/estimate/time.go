@@ -60,6 +60,8 @@ func (j *job) time(e *Estimate) {
 	e.TokensPerSPerGPU = e.TokensPerS / float64(l.WorldSize())
 	peak := j.in.Hardware.GPU.TFLOPS[precision(l)] * 1e12
 	e.MFU = e.TokensPerS * j.flops.model / (float64(l.WorldSize()) * peak)
+	e.ModelTFLOPSPerGPU = e.TokensPerSPerGPU * j.flops.model / 1e12
+	e.HardwareTFLOPSPerGPU = e.TokensPerSPerGPU * j.flops.executed / 1e12
 }
 
 func (j *job) parts() stepParts {
@@ -124,10 +126,78 @@ func (j *job) tokensPerGPU() float64 {
 // the precision or LoRA.
 func (j *job) microCompute() float64 {
 	bf16 := j.rate(hardware.PrecisionBF16)
-	linear := (j.flops.executed - j.flops.attention) / j.rate(precision(j.l))
+	prec := j.rate(precision(j.l))
+	linear := (j.flops.executed - j.flops.attention) / prec
 	attention := j.flops.attention / bf16
 	rest := (j.flops.fullEquivalent - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
-	return j.tokensPerGPU()*(linear+attention+rest) + j.adapterTraffic()
+	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.adapterTraffic()
+}
+
+// gemmOverheadFLOPs is the fixed cost of one matrix product in FLOPs at
+// the full rate: the time a GEMM takes is (flops + overhead) / rate, so
+// its efficiency falls as flops / (flops + overhead) for small shapes.
+// Fitted (least squares on log time) to the benchmark plugin's square bf16
+// sweep on one H100, 1,024 to 16,384: 820 TFLOP/s and 4.9 us per product
+// (docs/estimator.md, "GEMM efficiency by shape"). It is the fill and
+// drain of a wave of tiles, counted in FLOPs so that it carries to GPUs
+// of a similar SM count.
+const gemmOverheadFLOPs = 820e12 * 4.9e-6
+
+// gemmReferenceFLOPs is the 8192^3 product the GEMM efficiency (default
+// or calibrated) was measured at; its own overhead is taken out of the
+// rate so that large products keep their measured speed.
+const gemmReferenceFLOPs = 2 * 8192.0 * 8192 * 8192
+
+// gemmOverhead is the fixed cost of one micro-batch's matrix products on
+// this GPU: the framework's products per layer, three times (forward,
+// input gradient, weight gradient) and once more when the layer is
+// recomputed. The rate is the reference product's, so the reference's own
+// overhead is subtracted.
+func (j *job) gemmOverhead(rate float64) float64 {
+	if j.fw.GEMMsPerLayer == 0 {
+		return 0
+	}
+	passes := 3.0
+	if j.l.Recompute == layout.RecomputeFull {
+		passes = 4
+	}
+	launches := j.layers * j.fw.GEMMsPerLayer * passes
+	perGEMM := j.tokensPerGPU() * (j.flops.executed - j.flops.attention) / launches
+	return launches * (gemmOverheadFLOPs - perGEMM*gemmOverheadFLOPs/gemmReferenceFLOPs) / rate
+}
+
+// Bytes moved per attention score element by materialised attention,
+// outside the matrix products: the fused scale-mask-softmax reads and
+// writes fp16/bf16 scores (4), dropout reads them and writes them and a
+// one-byte mask (5); backward, dropout's gradient reads the gradient and
+// the mask and writes (5), softmax's reads the gradient and its output
+// and writes (6). A recomputed forward pays the forward's 9 again.
+const (
+	scoreBytesForward  = 9
+	scoreBytesBackward = 11
+)
+
+// scoresTime is what materialised attention adds to one micro-batch on
+// this GPU: the element-wise kernels over the b * a/tp * s^2 scores of
+// every layer at achieved HBM bandwidth, and the batched products'
+// traffic where it exceeds their compute (each of the forward's two and
+// the backward's four writes or reads the scores once, 2 bytes, against
+// 2 * head_dim FLOPs per element).
+func (j *job) scoresTime() float64 {
+	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	if !j.fw.materialized() || hbm <= 0 {
+		return 0
+	}
+	l, s := j.l, j.in.Model
+	seq := float64(s.SeqLen)
+	elements := float64(l.MicroBatch) * float64(s.Heads) / float64(l.TP) * seq / float64(l.CP) * seq * j.layers
+	bytes, products := float64(scoreBytesForward+scoreBytesBackward), 6.0
+	if l.Recompute != layout.RecomputeNone {
+		bytes += scoreBytesForward
+		products += 2
+	}
+	perProduct := max(0, 2/hbm-2*float64(s.HeadDim())/j.rate(hardware.PrecisionBF16))
+	return elements * (bytes/hbm + products*perProduct)
 }
 
 // loraBytesPerWidth is the memory traffic per token of one LoRA adapter
@@ -192,19 +262,27 @@ func (j *job) contextParallel(p *stepParts) {
 }
 
 // pipelineParallel: each model chunk sends its output forward and
-// receives a gradient back, per micro-batch; sequence parallelism lets
-// Megatron send a 1/tp slice.
+// receives a gradient back, per micro-batch; sequence parallelism, or
+// the framework's scatter/gather, sends a 1/tp slice per TP rank.
 func (j *job) pipelineParallel(p *stepParts) {
 	l, s := j.l, j.in.Model
 	if l.PP == 1 {
 		return
 	}
 	bytes := float64(s.SeqLen/l.CP*l.MicroBatch*s.Hidden) * 2
-	if l.SequenceParallel && l.TP > 1 {
+	sends := 2 * float64(layout.VirtualStages(l))
+	sp := l.SequenceParallel && l.TP > 1
+	scatter := l.TP > 1 && j.fw.ScatterGather && !sp
+	var gather float64
+	if scatter {
+		// Each TP rank sends its 1/tp slice; the receiving stage
+		// all-gathers the whole activation over its TP group.
+		gather = j.links.forGroup(j.group(layout.KindTP)).gatherOrScatter(bytes, l.TP)
+	}
+	if sp || scatter {
 		bytes /= float64(l.TP)
 	}
-	sends := 2 * float64(layout.VirtualStages(l))
-	p.pp = sends * j.links.forGroup(j.group(layout.KindPP)).sendRecv(bytes)
+	p.pp = sends * (j.links.forGroup(j.group(layout.KindPP)).sendRecv(bytes) + gather)
 }
 
 // dataLink is the link of the data-parallel group (DP times CP): the

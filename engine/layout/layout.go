@@ -18,8 +18,31 @@ type Layout struct {
 	GlobalBatch      int    `json:"global_batch"`
 	Recompute        string `json:"recompute"` // RecomputeNone, RecomputeSelective, RecomputeFull
 	SequenceParallel bool   `json:"sequence_parallel"`
-	Precision        string `json:"precision"` // "bf16" or "fp8"
+	Precision        string `json:"precision"` // "bf16", "fp16" or "fp8"
+	// Framework options; empty (nil) means the framework's default.
+	// Attention is AttentionFlash or AttentionMaterialized.
+	Attention string `json:"attention,omitempty"`
+	// ScatterGather splits each pipeline send over the TP ranks and
+	// gathers it again over NVLink on arrival (Megatron-LM), with or
+	// without sequence parallelism.
+	ScatterGather *bool `json:"scatter_gather,omitempty"`
+	// GradReduceDType is the element type of the data-parallel gradient
+	// reduction: "fp32", "bf16" or "fp16".
+	GradReduceDType string `json:"grad_reduce_dtype,omitempty"`
+	// OverlapGradReduce overlaps the gradient reduction with the backward
+	// pass (and the weight gathers with the forward).
+	OverlapGradReduce *bool `json:"overlap_grad_reduce,omitempty"`
 }
+
+// Attention implementations.
+const (
+	// AttentionFlash is a fused kernel that never stores the s x s scores.
+	AttentionFlash = "flash"
+	// AttentionMaterialized computes the scores with a batched matrix
+	// product, then scales, masks, softmaxes and drops them out as
+	// separate memory-bound kernels over b*a*s^2 elements per layer.
+	AttentionMaterialized = "materialized"
+)
 
 // Recompute choices.
 const (

@@ -107,10 +107,22 @@ func checkChoices(l Layout) []Finding {
 			"recompute is %q; use \"none\", \"selective\" or \"full\".", l.Recompute))
 	}
 	switch l.Precision {
-	case "", hardware.PrecisionBF16, hardware.PrecisionFP8:
+	case "", hardware.PrecisionBF16, hardware.PrecisionFP16, hardware.PrecisionFP8:
 	default:
 		fs = append(fs, errorf("precision-known", "precision",
-			"precision is %q; training supports \"bf16\" and \"fp8\".", l.Precision))
+			"precision is %q; training supports \"bf16\", \"fp16\" (with loss scaling) and \"fp8\".", l.Precision))
+	}
+	switch l.Attention {
+	case "", AttentionFlash, AttentionMaterialized:
+	default:
+		fs = append(fs, errorf("attention-known", "attention",
+			"attention is %q; use %q (fused, scores never stored) or %q (scores computed and stored per layer).", l.Attention, AttentionFlash, AttentionMaterialized))
+	}
+	switch l.GradReduceDType {
+	case "", "fp32", hardware.PrecisionBF16, hardware.PrecisionFP16:
+	default:
+		fs = append(fs, errorf("grad-reduce-dtype-known", "grad_reduce_dtype",
+			"grad_reduce_dtype is %q; use \"fp32\", \"bf16\" or \"fp16\".", l.GradReduceDType))
 	}
 	if VirtualStages(l) > 1 && l.PP == 1 {
 		fs = append(fs, errorf("vp-requires-pp", "vp",

@@ -278,6 +278,7 @@ func TestApplyFailsClearly(t *testing.T) {
 			want: []string{"Multi-node training needs a cluster executor"}, wantIn: "2 nodes"},
 		"context parallelism": {name: "ok", body: func(b *stageBody) { b.cp = 2 }, want: []string{"Context parallelism not supported by the trainer"}},
 		"a GELU model":        {name: "ok", body: func(b *stageBody) { b.activation = "gelu" }, want: []string{"Model family not supported by the trainer"}},
+		"fp16":                {name: "ok", body: func(b *stageBody) { b.precision = "fp16" }, want: []string{"fp16 not supported by the trainer"}, wantIn: "loss scaling"},
 		"tied embeddings with tp": {name: "ok", body: func(b *stageBody) { b.tied, b.tp, b.dp, b.global = true, 2, 1, 4 },
 			want: []string{"Tied embeddings need tp = 1 and pp = 1"}},
 		"too few micro-batches for the pipeline": {name: "ok", body: func(b *stageBody) { b.pp, b.dp, b.global = 4, 1, 4 },

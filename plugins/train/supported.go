@@ -33,6 +33,9 @@ func checkSupported(m modelConfig, l layoutConfig, lora *loraConfig) api.Diagnos
 	if lora != nil && l.TP > 1 {
 		bad("layout", "LoRA needs tp = 1", fmt.Sprintf("The trainer adds LoRA adapters to whole (unsplit) linear layers; the layout has tp = %d. Use dp (FSDP) to spread the model instead.", l.TP))
 	}
+	if l.Precision == "fp16" {
+		bad("layout", "fp16 not supported by the trainer", "gpuflow's trainer trains in bf16 or fp8 and has no loss scaling, which fp16's narrow range needs to keep small gradients from flushing to zero. The plan still estimates fp16 (as Megatron-LM runs it); to run with gpuflow's trainer use precision = \"bf16\", which has the same speed on every GPU that has fp16 tensor cores from A100 on.")
+	}
 	if l.Precision == "fp8" && l.TP > 1 {
 		bad("layout", "fp8 needs tp = 1", fmt.Sprintf("The trainer's fp8 linear layers work on whole (unsplit) weights; the layout has tp = %d. Use precision = \"bf16\" or tp = 1.", l.TP))
 	}

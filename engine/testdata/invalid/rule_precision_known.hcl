@@ -12,7 +12,7 @@ layout "l" {
   dp           = 8
   micro_batch  = 1
   global_batch = 8
-  precision    = "fp16"
+  precision    = "int4"
 }
 
 stage "probe" "p" {

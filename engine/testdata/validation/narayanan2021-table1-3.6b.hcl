@@ -1,0 +1,47 @@
+# Source: Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM (Narayanan et al., 2021), Table 1, the 3.6B row: 138 TFLOP/s per GPU on 64 GPUs; layout from Megatron-LM examples/sc21/run_table_1.sh.
+# Published: 138 TFLOP/s per GPU, counted by the paper's equation 3 (full recomputation included): step 3.697 s.
+# published_step_s = 3.6974
+#
+# Planned by TestPublishedScaling (engine/validation_test.go) as a new user
+# would write it: the layout as published, the framework's options of the
+# time (materialised attention, torch DDP overlapping).
+
+hardware "cluster" {
+  profile = "dgx-a100-80gb"
+  nodes   = 8
+}
+
+model "gpt" {
+  layers          = 30
+  hidden          = 3072
+  ffn_hidden      = 12288
+  heads           = 32
+  vocab           = 51200
+  seq_len         = 2048
+  tied_embeddings = true
+  activation      = "gelu"
+}
+
+layout "published" {
+  tp                  = 2
+  pp                  = 1
+  dp                  = 32
+  vp                  = 1
+  micro_batch         = 16
+  global_batch        = 512
+  recompute           = "full"
+  precision           = "fp16"
+  attention           = "materialized"
+  grad_reduce_dtype   = "fp16"
+  overlap_grad_reduce = true
+}
+
+stage "pretrain" "published" {
+  hardware  = hardware.cluster
+  model     = model.gpt
+  layout    = layout.published
+  framework = "megatron"
+  data      = "data/corpus"
+  steps     = 100
+  lr        = 1e-4
+}

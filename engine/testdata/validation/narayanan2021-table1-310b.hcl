@@ -1,0 +1,47 @@
+# Source: Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM (Narayanan et al., 2021), Table 1, the 310B row: 155 TFLOP/s per GPU on 1920 GPUs; layout from Megatron-LM examples/sc21/run_table_1.sh.
+# Published: 155 TFLOP/s per GPU, counted by the paper's equation 3 (full recomputation included): step 37.614 s.
+# published_step_s = 37.6143
+#
+# Planned by TestPublishedScaling (engine/validation_test.go) as a new user
+# would write it: the layout as published, the framework's options of the
+# time (materialised attention, gradients reduced after the backward).
+
+hardware "cluster" {
+  profile = "dgx-a100-80gb"
+  nodes   = 240
+}
+
+model "gpt" {
+  layers          = 96
+  hidden          = 16384
+  ffn_hidden      = 65536
+  heads           = 128
+  vocab           = 51200
+  seq_len         = 2048
+  tied_embeddings = true
+  activation      = "gelu"
+}
+
+layout "published" {
+  tp                  = 8
+  pp                  = 16
+  dp                  = 15
+  vp                  = 2
+  micro_batch         = 1
+  global_batch        = 2160
+  recompute           = "full"
+  precision           = "fp16"
+  attention           = "materialized"
+  grad_reduce_dtype   = "fp16"
+  overlap_grad_reduce = false
+}
+
+stage "pretrain" "published" {
+  hardware  = hardware.cluster
+  model     = model.gpt
+  layout    = layout.published
+  framework = "megatron"
+  data      = "data/corpus"
+  steps     = 100
+  lr        = 1e-4
+}

@@ -1,0 +1,47 @@
+# Source: Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM (Narayanan et al., 2021), Table 1, the 76B row: 140 TFLOP/s per GPU on 1024 GPUs; layout from Megatron-LM examples/sc21/run_table_1.sh.
+# Published: 140 TFLOP/s per GPU, counted by the paper's equation 3 (full recomputation included): step 16.058 s.
+# published_step_s = 16.0578
+#
+# Planned by TestPublishedScaling (engine/validation_test.go) as a new user
+# would write it: the layout as published, the framework's options of the
+# time (materialised attention, gradients reduced after the backward).
+
+hardware "cluster" {
+  profile = "dgx-a100-80gb"
+  nodes   = 128
+}
+
+model "gpt" {
+  layers          = 60
+  hidden          = 10240
+  ffn_hidden      = 40960
+  heads           = 80
+  vocab           = 51200
+  seq_len         = 2048
+  tied_embeddings = true
+  activation      = "gelu"
+}
+
+layout "published" {
+  tp                  = 8
+  pp                  = 4
+  dp                  = 32
+  vp                  = 3
+  micro_batch         = 2
+  global_batch        = 1792
+  recompute           = "full"
+  precision           = "fp16"
+  attention           = "materialized"
+  grad_reduce_dtype   = "fp16"
+  overlap_grad_reduce = false
+}
+
+stage "pretrain" "published" {
+  hardware  = hardware.cluster
+  model     = model.gpt
+  layout    = layout.published
+  framework = "megatron"
+  data      = "data/corpus"
+  steps     = 100
+  lr        = 1e-4
+}

@@ -1,0 +1,102 @@
+package engine_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpuflow/gpuflow/dsl"
+	"github.com/gpuflow/gpuflow/engine"
+	"github.com/gpuflow/gpuflow/engine/estimate"
+)
+
+// Bars of the validation against published large runs: mean absolute
+// step-time error and the largest single one, set just above what the
+// estimator reaches now (8.1% and 19.7%, docs/estimator.md), so that a
+// change that loses accuracy fails. The aim is 5% and 10%.
+const (
+	validationMeanError = 0.085
+	validationMaxError  = 0.20
+)
+
+// TestPublishedScaling plans every workload in testdata/validation, each a
+// published training run with its layout as published, and compares the
+// planned step time with the published one (its "# published_step_s = "
+// line). docs/estimator.md's validation table is this test's output:
+//
+//	go test -v -run TestPublishedScaling ./engine/
+func TestPublishedScaling(t *testing.T) {
+	t.Parallel()
+	paths, err := filepath.Glob("testdata/validation/*.hcl")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no validation workloads: %v", err)
+	}
+	plugins := builtinPlugins(t)
+	var sum, worst float64
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".hcl")
+		published := publishedStep(t, path)
+		e := plannedEstimate(t, path, plugins)
+		rel := e.StepTimeS/published - 1
+		t.Logf("| %s | %.3f s | %.3f s | %+.1f%% | %.0f / %.0f |", name, e.StepTimeS, published, 100*rel,
+			e.ModelTFLOPSPerGPU, e.HardwareTFLOPSPerGPU)
+		if math.Abs(rel) > validationMaxError {
+			t.Errorf("%s: planned step %.3f s, published %.3f s (%+.1f%%), beyond %.0f%%", name, e.StepTimeS, published, 100*rel, 100*validationMaxError)
+		}
+		sum += math.Abs(rel)
+		worst = max(worst, math.Abs(rel))
+	}
+	mean := sum / float64(len(paths))
+	t.Logf("%d runs: mean absolute error %.1f%%, largest %.1f%%", len(paths), 100*mean, 100*worst)
+	if mean > validationMeanError {
+		t.Errorf("mean absolute step-time error %.1f%%, above %.0f%%", 100*mean, 100*validationMeanError)
+	}
+}
+
+// publishedStep reads a validation workload's published step time.
+func publishedStep(t *testing.T, path string) float64 {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# published_step_s = "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 {
+				t.Fatalf("%s: bad published_step_s %q", path, v)
+			}
+			return f
+		}
+	}
+	t.Fatalf("%s: no '# published_step_s = ' line", path)
+	return 0
+}
+
+// plannedEstimate plans a workload of one training stage and returns its
+// estimate.
+func plannedEstimate(t *testing.T, path string, plugins engine.Plugins) *estimate.Estimate {
+	t.Helper()
+	w, diags := engine.LoadWorkload(path, dsl.Inputs{})
+	if diags.HasErrors() {
+		t.Fatalf("%s: %v", path, diags)
+	}
+	p, diags := engine.BuildPlan(context.Background(), w, engine.PlanOptions{Plugins: plugins})
+	if diags.HasErrors() {
+		t.Fatalf("%s: %v", path, diags)
+	}
+	for _, sp := range p.Stages {
+		if sp.Estimate != nil {
+			return sp.Estimate
+		}
+	}
+	t.Fatalf("%s: no training stage estimated", path)
+	return nil
+}
