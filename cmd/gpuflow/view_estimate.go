@@ -44,7 +44,7 @@ func writeEstimateHuman(w io.Writer, e *estimate.Estimate, pal *palette) {
 		row("run", "%d steps in %s, $%.0f, %.0f kWh", e.Steps, formatDuration(e.DurationS), e.CostUSD, e.EnergyKWh)
 	}
 	if g := e.Goodput; g != nil {
-		row("goodput", "%.1f%%: %.1f interruptions expected (one per %s), wall time %s",
+		row("goodput", "%.1f%%: %.2f interruptions expected (one per %s), wall time %s",
 			g.Goodput*100, g.ExpectedInterruptions, formatDuration(g.MeanTimeBetweenInterruptionsS), formatDuration(g.WallTimeS))
 		row("", "checkpoint %.0f GB: write %s, restart %s, every %s (Young-Daly %s)",
 			float64(g.CheckpointBytes)/1e9, formatDuration(g.CheckpointWriteS), formatDuration(g.RestartS),
