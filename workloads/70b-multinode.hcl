@@ -123,9 +123,9 @@ stage "benchmark" "fabric" {
 stage "pretrain" "llama70b" {
   depends_on = [stage.benchmark.fabric]
 
-  hardware  = hardware.xe9780x2
-  model     = model.llama70b
-  layout    = layout.tp8dp2_fsdp
+  hardware = hardware.xe9780x2
+  model    = model.llama70b
+  layout   = layout.tp8dp2_fsdp
   # Sized as PyTorch FSDP2 runs it: this stage plans only; apply refuses
   # it, as it runs gpuflow's trainer (framework = "gpuflow" plans that).
   framework = "fsdp2"

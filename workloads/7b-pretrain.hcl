@@ -133,9 +133,9 @@ stage "data_prep" "fineweb" {
 stage "pretrain" "llama7b" {
   depends_on = [stage.benchmark.acceptance]
 
-  hardware  = hardware.xe9780
-  model     = model.llama7b
-  layout    = layout.tp2dp4
+  hardware = hardware.xe9780
+  model    = model.llama7b
+  layout   = layout.tp2dp4
   # Sized as the reference runs it, on NeMo and Megatron-Core: this stage
   # plans only; apply refuses it, as gpuflow's own trainer is not Megatron.
   framework = "megatron"

@@ -93,9 +93,9 @@ stage "data_prep" "glaive" {
 }
 
 stage "finetune" "function_calling" {
-  hardware  = hardware.h100
-  model     = model.qwen2
-  layout    = layout.ddp
+  hardware = hardware.h100
+  model    = model.qwen2
+  layout   = layout.ddp
   # Sized as the reference runs it, with Hugging Face Trainer and PEFT:
   # this stage plans only; apply refuses it, as it runs gpuflow's trainer.
   framework = "pytorch-eager"
