@@ -27,7 +27,9 @@ type Model struct {
 
 // ModelSpec holds the arguments of a model block; nil means not set.
 type ModelSpec struct {
-	Preset         *string `hcl:"preset,optional"`
+	Preset *string `hcl:"preset,optional"`
+	// From names a Hugging Face model folder whose config.json gives the shape.
+	From           *string `hcl:"from,optional"`
 	Layers         *int    `hcl:"layers,optional"`
 	Hidden         *int    `hcl:"hidden,optional"`
 	FFNHidden      *int    `hcl:"ffn_hidden,optional"`

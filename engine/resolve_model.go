@@ -10,9 +10,13 @@ import (
 	"github.com/gpuflow/gpuflow/engine/model"
 )
 
-// resolveModel applies a model block's arguments over its preset and checks
-// that the shape is a transformer that can exist.
-func resolveModel(m *dsl.Model) (model.Shape, hcl.Diagnostics) {
+// resolveModel applies a model block's arguments over its preset, or reads
+// the Hugging Face folder it names (relative to dir), and checks that the
+// shape is a transformer that can exist.
+func resolveModel(m *dsl.Model, dir string) (model.Shape, hcl.Diagnostics) {
+	if m.Spec.From != nil {
+		return resolveFolder(m, dir)
+	}
 	var s model.Shape
 	spec := m.Spec
 	if spec.Preset != nil {
@@ -105,5 +109,15 @@ func modelValue(name string, s model.Shape) cty.Value {
 		"seq_len":         cty.NumberIntVal(int64(s.SeqLen)),
 		"tied_embeddings": cty.BoolVal(s.TiedEmbeddings),
 		"activation":      cty.StringVal(s.Activation),
+		"architecture":    optionalString(s.Architecture),
+		"from":            optionalString(s.From),
 	})
+}
+
+// optionalString is s, or null when empty.
+func optionalString(s string) cty.Value {
+	if s == "" {
+		return cty.NullVal(cty.String)
+	}
+	return cty.StringVal(s)
 }

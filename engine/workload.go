@@ -50,7 +50,7 @@ func LoadWorkload(path string, in dsl.Inputs) (*Workload, hcl.Diagnostics) {
 		if !m.Decoded {
 			continue
 		}
-		s, mdiags := resolveModel(m)
+		s, mdiags := resolveModel(m, cfg.Dir)
 		diags = append(diags, mdiags...)
 		w.Models[name] = s
 	}

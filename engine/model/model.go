@@ -16,6 +16,10 @@ type Shape struct {
 	SeqLen         int    `json:"seq_len"`
 	TiedEmbeddings bool   `json:"tied_embeddings"`
 	Activation     string `json:"activation"` // ActivationSwiGLU or ActivationGELU
+	// Architecture is the Hugging Face class of a model read from a folder
+	// (LlamaForCausalLM, say); From is that folder as the workload names it.
+	Architecture string `json:"architecture,omitempty"`
+	From         string `json:"from,omitempty"`
 }
 
 // Activations a Shape may use.

@@ -1,0 +1,194 @@
+package hf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gpuflow/gpuflow/engine/model"
+)
+
+// ConfigFile is the name of a model folder's configuration.
+const ConfigFile = "config.json"
+
+// Architectures gpuflow's trainer reproduces, by their config.json name.
+var Architectures = []string{"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"}
+
+// rope types the trainer computes: plain rotary and Llama 3.1's scaling.
+var ropeTypes = []string{"default", "llama3"}
+
+// dtypes the weights may be stored in, by config.json's name.
+var dtypes = []string{"bfloat16", "float16", "float32"}
+
+// Config is what gpuflow reads of config.json. Older files carry
+// rope_theta and rope_scaling and torch_dtype; transformers 5 writes
+// rope_parameters and dtype instead. Both are read.
+type Config struct {
+	Architectures         []string  `json:"architectures"`
+	HiddenSize            int       `json:"hidden_size"`
+	IntermediateSize      int       `json:"intermediate_size"`
+	NumHiddenLayers       int       `json:"num_hidden_layers"`
+	NumAttentionHeads     int       `json:"num_attention_heads"`
+	NumKeyValueHeads      int       `json:"num_key_value_heads"`
+	HeadDim               int       `json:"head_dim"`
+	VocabSize             int       `json:"vocab_size"`
+	MaxPositionEmbeddings int       `json:"max_position_embeddings"`
+	TieWordEmbeddings     bool      `json:"tie_word_embeddings"`
+	HiddenAct             string    `json:"hidden_act"`
+	AttentionBias         bool      `json:"attention_bias"`
+	MLPBias               bool      `json:"mlp_bias"`
+	SlidingWindow         *int      `json:"sliding_window"`
+	UseSlidingWindow      *bool     `json:"use_sliding_window"`
+	TorchDtype            string    `json:"torch_dtype"`
+	Dtype                 string    `json:"dtype"`
+	RopeScaling           *ropeSpec `json:"rope_scaling"`
+	RopeParameters        *ropeSpec `json:"rope_parameters"`
+}
+
+// ropeSpec is rope_scaling (or rope_parameters): its type under either
+// key name.
+type ropeSpec struct {
+	RopeType string `json:"rope_type"`
+	Type     string `json:"type"`
+}
+
+// ReadConfig reads and checks dir/config.json.
+func ReadConfig(dir string) (*Config, error) {
+	path := filepath.Join(dir, ConfigFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no %s, so it is not a Hugging Face model folder", dir, ConfigFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s is not valid JSON: %v", path, err)
+	}
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// Architecture is the one class config.json names.
+func (c *Config) Architecture() string {
+	if len(c.Architectures) != 1 {
+		return ""
+	}
+	return c.Architectures[0]
+}
+
+// DType is the weights' storage type, bfloat16 when not stated.
+func (c *Config) DType() string {
+	for _, d := range []string{c.Dtype, c.TorchDtype} {
+		if d != "" {
+			return d
+		}
+	}
+	return "bfloat16"
+}
+
+// RopeType is the rotary variant, "default" for plain rotary.
+func (c *Config) RopeType() string {
+	for _, r := range []*ropeSpec{c.RopeScaling, c.RopeParameters} {
+		if r == nil {
+			continue
+		}
+		for _, t := range []string{r.RopeType, r.Type} {
+			if t != "" {
+				return t
+			}
+		}
+	}
+	return "default"
+}
+
+// KVHeads is num_key_value_heads, which defaults to the attention heads.
+func (c *Config) KVHeads() int {
+	if c.NumKeyValueHeads == 0 {
+		return c.NumAttentionHeads
+	}
+	return c.NumKeyValueHeads
+}
+
+// HeadWidth is the width of one attention head.
+func (c *Config) HeadWidth() int {
+	if c.HeadDim != 0 {
+		return c.HeadDim
+	}
+	if c.NumAttentionHeads == 0 {
+		return 0
+	}
+	return c.HiddenSize / c.NumAttentionHeads
+}
+
+// Window is the sliding-window attention span in tokens, 0 for none.
+// Qwen2 configs carry a window they do not use unless use_sliding_window.
+func (c *Config) Window() int {
+	if c.SlidingWindow == nil || (c.UseSlidingWindow != nil && !*c.UseSlidingWindow) {
+		return 0
+	}
+	return *c.SlidingWindow
+}
+
+// QKVBias reports whether the q, k and v projections carry a bias:
+// always in Qwen2, with attention_bias in Llama and Mistral.
+func (c *Config) QKVBias() bool {
+	return c.Architecture() == "Qwen2ForCausalLM" || c.AttentionBias
+}
+
+// OutputBias reports whether o_proj carries a bias (Llama's attention_bias).
+func (c *Config) OutputBias() bool {
+	return c.Architecture() != "Qwen2ForCausalLM" && c.AttentionBias
+}
+
+// Shape is the model's shape; its sequence length is the longest the model
+// was made for (max_position_embeddings), which a workload usually lowers.
+func (c *Config) Shape() model.Shape {
+	return model.Shape{
+		Layers: c.NumHiddenLayers, Hidden: c.HiddenSize, FFNHidden: c.IntermediateSize,
+		Heads: c.NumAttentionHeads, KVHeads: c.KVHeads(), Vocab: c.VocabSize,
+		SeqLen: c.MaxPositionEmbeddings, TiedEmbeddings: c.TieWordEmbeddings,
+		Activation: model.ActivationSwiGLU, Architecture: c.Architecture(),
+	}
+}
+
+// check refuses what the trainer cannot reproduce exactly.
+func (c *Config) check() error {
+	arch := c.Architecture()
+	if arch == "" {
+		return fmt.Errorf("architectures must name exactly one model class, not %q; gpuflow trains %s", c.Architectures, strings.Join(Architectures, ", "))
+	}
+	if !slices.Contains(Architectures, arch) {
+		return fmt.Errorf("architecture %s is not one gpuflow can train; it trains %s", arch, strings.Join(Architectures, ", "))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"num_hidden_layers", c.NumHiddenLayers}, {"hidden_size", c.HiddenSize}, {"intermediate_size", c.IntermediateSize},
+		{"num_attention_heads", c.NumAttentionHeads}, {"vocab_size", c.VocabSize}, {"max_position_embeddings", c.MaxPositionEmbeddings}} {
+		if f.v <= 0 {
+			return fmt.Errorf("%s must be a positive whole number, not %d", f.name, f.v)
+		}
+	}
+	switch {
+	case c.HiddenAct != "silu":
+		return fmt.Errorf("hidden_act %q is not supported; gpuflow's trainer builds SwiGLU feed-forward layers (silu)", c.HiddenAct)
+	case c.HeadWidth()*c.NumAttentionHeads != c.HiddenSize:
+		return fmt.Errorf("head_dim %d times num_attention_heads %d is not hidden_size %d; gpuflow's trainer needs heads that split the hidden size", c.HeadWidth(), c.NumAttentionHeads, c.HiddenSize)
+	case c.MLPBias:
+		return fmt.Errorf("mlp_bias = true is not supported; gpuflow's trainer has no bias on the feed-forward layers")
+	case !slices.Contains(ropeTypes, c.RopeType()):
+		return fmt.Errorf("rope type %q is not supported; gpuflow's trainer computes %s rotary positions", c.RopeType(), strings.Join(ropeTypes, " and "))
+	case !slices.Contains(dtypes, c.DType()):
+		return fmt.Errorf("dtype %q is not supported; the weights must be stored as %s", c.DType(), strings.Join(dtypes, ", "))
+	}
+	return nil
+}
