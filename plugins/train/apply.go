@@ -70,6 +70,10 @@ func judge(ctx context.Context, l *Launch, status exitStatus, err error, mon *mo
 	case err != nil:
 		return nil, api.Diagnostics{{Severity: api.Error, Summary: "Cannot start torchrun", Detail: err.Error() + "."}}
 	case mon.result != nil && status.Code == 0:
+		if err := finishExports(l.Config); err != nil {
+			return nil, api.Diagnostics{{Severity: api.Error, Summary: "Export failed", Path: cty.GetAttrPath("export"),
+				Detail: fmt.Sprintf("Training finished, but %v. Its checkpoint is %s; the next apply exports again.", err, mon.result.Checkpoint)}}
+		}
 		return outputs(l.Config, mon.result), nil
 	case ctx.Err() != nil:
 		return nil, api.Diagnostics{stoppedDiagnostic(ctx, mon)}
@@ -137,6 +141,8 @@ func outputs(c runConfig, r *trainerResult) map[string]cty.Value {
 		"steps":                      cty.NumberIntVal(r.Steps),
 		"tokens":                     cty.NumberIntVal(r.Tokens),
 		"resumed_from_step":          cty.NumberIntVal(r.ResumedFromStep),
+		"hf":                         cty.StringVal(c.ExportHF),
+		"peft":                       cty.StringVal(c.ExportPEFT),
 	}
 	if c.Type == "finetune" {
 		out["adapters"] = cty.StringVal(r.Adapters)

@@ -64,7 +64,7 @@ func TestApplyRunsTheTrainer(t *testing.T) {
 		"final_loss": cty.NumberFloatVal(5.5), "tokens_per_s": cty.NumberFloatVal(1000), "mfu": cty.NumberFloatVal(0.4),
 		"peak_memory_bytes": cty.NumberIntVal(2048), "peak_memory_bytes_per_rank": cty.ListVal([]cty.Value{cty.NumberIntVal(2048), cty.NumberIntVal(1500)}),
 		"peak_allocated_bytes": cty.NumberIntVal(1024), "steps": cty.NumberIntVal(5), "tokens": cty.NumberIntVal(4096),
-		"resumed_from_step": cty.NumberIntVal(0),
+		"resumed_from_step": cty.NumberIntVal(0), "hf": cty.StringVal(""), "peft": cty.StringVal(""),
 	}
 	if diff := cmp.Diff(want, resp.Outputs, ctyCmp); diff != "" {
 		t.Errorf("outputs (-want +got):\n%s", diff)
@@ -111,10 +111,12 @@ func TestApplyWritesTheTrainersConfig(t *testing.T) {
 	}
 	want := runConfig{
 		Stage: "pretrain.ok", Type: "pretrain",
-		Model:  modelConfig{Layers: 4, Hidden: 256, FFNHidden: 768, Heads: 4, KVHeads: 2, Vocab: 1024, SeqLen: 128, Activation: "swiglu"},
+		Model: modelConfig{Layers: 4, Hidden: 256, FFNHidden: 768, Heads: 4, KVHeads: 2, Vocab: 1024, SeqLen: 128, Activation: "swiglu",
+			Architecture: "LlamaForCausalLM", RopeTheta: 500000, NormEps: 1e-5},
 		Layout: layoutConfig{TP: 1, PP: 1, DP: 2, CP: 1, VP: 1, MicroBatch: 2, GlobalBatch: 8, Recompute: "selective", Precision: "fp8"},
 		Data:   []string{filepath.Join(dir, "data", "train-00000")}, Steps: 5, LR: 1e-3, MinLR: 1e-4, Schedule: "cosine",
 		WarmupSteps: 1, WeightDecay: 0.1, Seed: 7, Checkpoint: true, KeepCheckpoints: 2, Compile: true, PeakFLOPS: 1979e12,
+		Device: "cuda",
 	}
 	want.CheckpointDir = filepath.Join(filepath.Dir(req.RunDir), "checkpoints", checkpointKey(want))
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -285,10 +287,10 @@ func TestApplyFailsClearly(t *testing.T) {
 			want: []string{"Too few micro-batches for the pipeline"}},
 		"missing data": {name: "ok", body: func(b *stageBody) { b.data = cty.StringVal("data/nothing") },
 			want: []string{"Training data not found"}, wantKey: "data"},
-		"finetune without a base checkpoint": {name: "ok", body: func(b *stageBody) {
+		"finetune without a base model": {name: "ok", body: func(b *stageBody) {
 			b.lora = cty.ObjectVal(map[string]cty.Value{"rank": n(8), "alpha": n(16), "targets": cty.ListVal([]cty.Value{cty.StringVal("q_proj")}), "dropout": cty.NullVal(cty.Number)})
 			b.base = cty.StringVal("ckpt/step-00000010")
-		}, want: []string{"Base checkpoint not found"}, wantKey: "base"},
+		}, want: []string{"Not a model folder"}, wantKey: "base"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -34,9 +34,26 @@ type runConfig struct {
 	Compile         bool        `json:"compile"`
 	PeakFLOPS       float64     `json:"peak_flops"`
 	LoRA            *loraConfig `json:"lora,omitempty"`
-	Base            string      `json:"base,omitempty"`
-	Merge           bool        `json:"merge,omitempty"`
+	// Base is the weights a run starts from: a finetune's base or a
+	// pretrain's init, in BaseFormat (formatHF or formatCheckpoint).
+	Base       string `json:"base,omitempty"`
+	BaseFormat string `json:"base_format,omitempty"`
+	Merge      bool   `json:"merge,omitempty"`
+	// Device is deviceCUDA, or deviceCPU for ranks on CPU cores over gloo.
+	Device string `json:"device"`
+	// ExportHF and ExportPEFT are the folders to export to, absolute; the
+	// trainer writes each into its .partial sibling and gpuflow finishes
+	// it (export.go). ExportTokenizer is where tokenizer files come from.
+	ExportHF        string `json:"export_hf,omitempty"`
+	ExportPEFT      string `json:"export_peft,omitempty"`
+	ExportTokenizer string `json:"export_tokenizer,omitempty"`
 }
+
+// Devices a run may use.
+const (
+	deviceCUDA = "cuda"
+	deviceCPU  = "cpu"
+)
 
 type modelConfig struct {
 	Layers         int    `json:"layers"`
@@ -48,7 +65,22 @@ type modelConfig struct {
 	SeqLen         int    `json:"seq_len"`
 	TiedEmbeddings bool   `json:"tied_embeddings"`
 	Activation     string `json:"activation"`
+	// HF is the Hugging Face folder whose config.json gives what the shape
+	// does not (rotary, norms, biases); empty for a model from a preset,
+	// which is a Llama with RopeTheta and NormEps.
+	HF           string  `json:"hf,omitempty"`
+	Architecture string  `json:"architecture"`
+	RopeTheta    float64 `json:"rope_theta"`
+	NormEps      float64 `json:"norm_eps"`
 }
+
+// A model from a preset is a Llama 3 style model: rotary base and RMSNorm
+// epsilon as Llama 3's config.json has them.
+const (
+	presetArchitecture = "LlamaForCausalLM"
+	presetRopeTheta    = 500000.0
+	presetNormEps      = 1e-5
+)
 
 type layoutConfig struct {
 	TP               int    `json:"tp"`
@@ -194,7 +226,8 @@ func (d *decoder) model() modelConfig {
 		Layers: field(obj, "layers", 0), Hidden: field(obj, "hidden", 0), FFNHidden: field(obj, "ffn_hidden", 0),
 		Heads: field(obj, "heads", 0), KVHeads: field(obj, "kv_heads", 0), Vocab: field(obj, "vocab", 0),
 		SeqLen: field(obj, "seq_len", 0), TiedEmbeddings: fieldBool(obj, "tied_embeddings"),
-		Activation: fieldString(obj, "activation", "swiglu"),
+		Activation: fieldString(obj, "activation", "swiglu"), Architecture: fieldString(obj, "architecture", presetArchitecture),
+		HF: fieldString(obj, "from", ""), RopeTheta: presetRopeTheta, NormEps: presetNormEps,
 	}
 }
 

@@ -27,6 +27,7 @@ type stageBody struct {
 	lr               float64
 	lora             cty.Value
 	base             cty.Value
+	from             string // the model's Hugging Face folder, if any
 	extraAttrs       map[string]cty.Value
 	multicastOff     bool
 	layers, kvHeads  int
@@ -41,6 +42,14 @@ func defaultBody(data cty.Value) stageBody {
 
 func n(i int) cty.Value { return cty.NumberIntVal(int64(i)) }
 
+// optional is s, or a null string when s is empty.
+func optional(s string) cty.Value {
+	if s == "" {
+		return cty.NullVal(cty.String)
+	}
+	return cty.StringVal(s)
+}
+
 func (b stageBody) value() cty.Value {
 	attrs := map[string]cty.Value{
 		"hardware": cty.ObjectVal(map[string]cty.Value{
@@ -51,7 +60,7 @@ func (b stageBody) value() cty.Value {
 		"model": cty.ObjectVal(map[string]cty.Value{
 			"name": cty.StringVal("small"), "layers": n(b.layers), "hidden": n(256), "ffn_hidden": n(768), "heads": n(4),
 			"kv_heads": n(b.kvHeads), "vocab": n(1024), "seq_len": n(128), "tied_embeddings": cty.BoolVal(b.tied),
-			"activation": cty.StringVal(b.activation),
+			"activation": cty.StringVal(b.activation), "from": optional(b.from),
 		}),
 		"layout": cty.ObjectVal(map[string]cty.Value{
 			"name": cty.StringVal("l"), "tp": n(b.tp), "pp": n(b.pp), "dp": n(b.dp), "cp": n(b.cp), "vp": n(1), "zero": n(0),

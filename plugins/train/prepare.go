@@ -50,7 +50,7 @@ func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	nodes, procs, d := processes(cfg.Layout, hw)
+	nodes, procs, d := processes(cfg.Layout, hw, cfg.Device)
 	if diags = append(diags, d...); diags.HasErrors() {
 		return nil, diags
 	}
@@ -116,9 +116,17 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 	if cfg.Data, err = dataPrefixes(known(req.Config, "data"), req.WorkDir); err != nil {
 		d.fail(cty.GetAttrPath("data"), "Training data not found", fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err))
 	}
+	cfg.Device = d.device()
+	cfg.Model.HF = d.absPath(cty.GetAttrPath("model"), req.WorkDir, cfg.Model.HF)
 	if req.Type == "finetune" {
-		cfg.Base = d.base(req.WorkDir)
+		cfg.Base, cfg.BaseFormat = d.weights("base", req.WorkDir, true)
+	} else {
+		cfg.Base, cfg.BaseFormat = d.weights("init", req.WorkDir, false)
 	}
+	if cfg.BaseFormat == formatHF && cfg.Model.HF == "" {
+		cfg.Model.HF = cfg.Base // a preset's shape, the base's rotary, norms and biases
+	}
+	d.export(req.Type, req.WorkDir, &cfg)
 	if cfg.Steps <= 0 {
 		d.fail(cty.GetAttrPath("steps"), "No training budget", "Set steps, or train_tokens of at least one global batch.")
 	}
@@ -126,29 +134,11 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 	return cfg, hw, d.diags
 }
 
-// base finds the checkpoint a finetune starts from.
-func (d *decoder) base(workDir string) string {
-	p := d.str("base", "")
-	if p == "" {
-		d.fail(cty.GetAttrPath("base"), "No base checkpoint", "base must name a checkpoint folder, e.g. stage.pretrain.NAME.outputs.checkpoint.")
-		return ""
-	}
-	p, err := api.AbsPath(workDir, p)
-	if err != nil {
-		d.fail(cty.GetAttrPath("base"), "Base checkpoint not found", err.Error()+".")
-		return ""
-	}
-	if _, err := os.Stat(filepath.Join(p, dcpMetadata)); err != nil {
-		d.fail(cty.GetAttrPath("base"), "Base checkpoint not found",
-			fmt.Sprintf("%s is not a checkpoint folder written by a pretrain stage (it has no %s). Point base at stage.pretrain.NAME.outputs.checkpoint.", p, dcpMetadata))
-	}
-	return p
-}
-
-// processes places the layout's ranks on nodes: one process per GPU.
-func processes(l layoutConfig, hw hardwareConfig) (nodes, procs int, diags api.Diagnostics) {
+// processes places the layout's ranks on nodes: one process per GPU, or
+// all on this machine's CPU cores.
+func processes(l layoutConfig, hw hardwareConfig, device string) (nodes, procs int, diags api.Diagnostics) {
 	world, per := l.worldSize(), hw.GPUsPerNode
-	if per <= 0 || world <= per {
+	if per <= 0 || world <= per || device == deviceCPU {
 		return 1, world, nil
 	}
 	nodes = (world + per - 1) / per

@@ -56,24 +56,47 @@ var common = map[string]*api.Attribute{
 	"checkpoint_every": {Type: cty.Number, Description: "steps between checkpoints"},
 	"framework":        {Type: cty.String, Description: "the estimator's accounting to plan with: gpuflow (this trainer, the default), gpuflow-eager (this trainer without torch.compile, which also runs it so), fsdp2, pytorch-eager or megatron"},
 	"global_batch":     {Type: cty.Number, Description: "sequences per optimizer step, for layout = \"auto\" (a layout block sets its own)"},
+	"device":           {Type: cty.String, Description: "cuda (the default), or cpu: every rank on this machine's CPU cores over gloo in fp32, a smoke test at toy size"},
 }
 
-func pretrainSchema() *api.BlockSchema {
-	return &api.BlockSchema{Description: "Pre-train a model from scratch on prepared shards.", Attributes: common}
-}
+// exportBlock asks for the trained model as Hugging Face folders.
+var exportBlock = &api.NestedBlock{Nesting: api.NestingSingle, MaxItems: 1, Block: api.BlockSchema{
+	Description: "Hugging Face folders to write when training ends",
+	Attributes: map[string]*api.Attribute{
+		"hf":        {Type: cty.String, Description: "folder for the model as transformers loads it (a finetune's with its adapters merged: set merge = true)"},
+		"peft":      {Type: cty.String, Description: "folder for a finetune's LoRA adapters as PEFT loads them"},
+		"tokenizer": {Type: cty.String, Description: "tokenizer file or folder to copy in; the model's own folder's tokenizer files by default"},
+	},
+}}
 
-func finetuneSchema() *api.BlockSchema {
-	attrs := map[string]*api.Attribute{
-		"base":  {Type: cty.DynamicPseudoType, Required: true, Description: "checkpoint to start from: a path or a pretrain stage's outputs.checkpoint"},
-		"merge": {Type: cty.Bool, Description: "also save weights with the adapters merged"},
-	}
+// withCommon adds the arguments every training stage takes to attrs.
+func withCommon(attrs map[string]*api.Attribute) map[string]*api.Attribute {
 	for k, v := range common {
 		attrs[k] = v
 	}
+	return attrs
+}
+
+func pretrainSchema() *api.BlockSchema {
 	return &api.BlockSchema{
-		Description: "Fine-tune a checkpoint with LoRA adapters.",
+		Description: "Pre-train a model on prepared shards, from scratch or from init.",
+		Attributes: withCommon(map[string]*api.Attribute{
+			"init": {Type: cty.DynamicPseudoType, Description: "weights to continue pre-training from: a Hugging Face model folder or a gpuflow checkpoint"},
+		}),
+		Blocks: map[string]*api.NestedBlock{"export": exportBlock},
+	}
+}
+
+func finetuneSchema() *api.BlockSchema {
+	attrs := withCommon(map[string]*api.Attribute{
+		"base":  {Type: cty.DynamicPseudoType, Required: true, Description: "model to start from: a Hugging Face model folder, or a gpuflow checkpoint such as a pretrain stage's outputs.checkpoint"},
+		"merge": {Type: cty.Bool, Description: "also save weights with the adapters merged"},
+	})
+	return &api.BlockSchema{
+		Description: "Fine-tune a model with LoRA adapters.",
 		Attributes:  attrs,
 		Blocks: map[string]*api.NestedBlock{
+			"export": exportBlock,
 			"lora": {Nesting: api.NestingSingle, MinItems: 1, MaxItems: 1, Block: api.BlockSchema{
 				Attributes: map[string]*api.Attribute{
 					"rank":    {Type: cty.Number, Required: true},

@@ -65,10 +65,45 @@ func validate(stageType string, c cty.Value) api.Diagnostics {
 	} else if !v.IsNull() && !runnable(v.AsString()) {
 		diags = append(diags, plannedOnly(v.AsString(), api.Warning))
 	}
+	if v := known(c, "device"); !v.IsNull() && v.AsString() != deviceCUDA && v.AsString() != deviceCPU {
+		bad("device", "Unknown device", fmt.Sprintf("device %q is not %q or %q.", v.AsString(), deviceCUDA, deviceCPU))
+	}
 	if stageType == "finetune" {
 		diags = append(diags, validateLoRA(c.GetAttr("lora"))...)
 	}
-	return diags
+	return append(diags, validateExport(stageType, c)...)
+}
+
+// validateExport: an export block names at least one folder, a pretrain
+// has no adapters to export, and a finetune's whole model is its merged one.
+func validateExport(stageType string, c cty.Value) api.Diagnostics {
+	e := known(c, "export")
+	if e.IsNull() {
+		return nil
+	}
+	path := cty.GetAttrPath("export")
+	hf, peft := attrOf(e, "hf"), attrOf(e, "peft")
+	fail := func(attr, summary, detail string) api.Diagnostics {
+		p := path
+		if attr != "" {
+			p = path.GetAttr(attr)
+		}
+		return api.Diagnostics{{Severity: api.Error, Summary: summary, Detail: detail, Path: p}}
+	}
+	switch {
+	case hf.IsNull() && peft.IsNull() && e.GetAttr("hf").IsKnown() && e.GetAttr("peft").IsKnown():
+		return fail("", "Nothing to export", "An export block names the folder to write: hf (the model) or, for a finetune, peft (the adapters).")
+	case stageType == "pretrain" && !peft.IsNull():
+		return fail("peft", "No adapters to export", "A pretrain stage trains no LoRA adapters; export its model with hf = \"PATH\".")
+	case stageType == "finetune" && !hf.IsNull() && !boolAttr(c, "merge"):
+		return fail("hf", "Exporting the whole model needs merge = true", "A finetune's model is its base plus the adapters; set merge = true to export them merged into one Hugging Face folder, or export the adapters alone with peft = \"PATH\".")
+	}
+	return nil
+}
+
+func boolAttr(c cty.Value, attr string) bool {
+	v := known(c, attr)
+	return !v.IsNull() && v.Type() == cty.Bool && v.True()
 }
 
 func validateLoRA(l cty.Value) api.Diagnostics {
