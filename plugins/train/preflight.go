@@ -45,7 +45,7 @@ func preflight(ctx context.Context, l *Launch, env []string) (preflightReport, a
 	defer cancel()
 	script := filepath.Join(filepath.Dir(l.Torchrun.Script), preflightScript)
 	cmd := exec.CommandContext(ctx, l.Torchrun.Python, script,
-		"--gpus", strconv.Itoa(l.Torchrun.ProcsPerNode), "--precision", l.Config.Layout.Precision)
+		"--gpus", strconv.Itoa(l.Torchrun.ProcsPerNode), "--precision", l.Config.Layout.Precision, "--device", l.Config.Device)
 	var stdout, stderr bytes.Buffer
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, &stdout, &stderr
 	err := cmd.Run()
@@ -94,6 +94,9 @@ func lastLines(s string, n int) []string {
 
 // describe is the pre-flight report as one log line.
 func (r preflightReport) describe() string {
+	if r.GPUs == 0 {
+		return fmt.Sprintf("Python %s, PyTorch %s, ranks on CPU cores", r.Python, r.Torch)
+	}
 	return fmt.Sprintf("Python %s, PyTorch %s (CUDA %s, NCCL %s; system NCCL %s), %d x %s",
 		r.Python, r.Torch, r.CUDA, r.NCCL, orDefault(r.SystemNCCL, "none"), r.GPUs, r.GPUName)
 }

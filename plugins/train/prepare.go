@@ -117,6 +117,7 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 		d.fail(cty.GetAttrPath("data"), "Training data not found", fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err))
 	}
 	cfg.Device = d.device()
+	cfg.Compile = cfg.Compile && cfg.Device != deviceCPU // CPU ranks run eagerly
 	cfg.Model.HF = d.absPath(cty.GetAttrPath("model"), req.WorkDir, cfg.Model.HF)
 	if req.Type == "finetune" {
 		cfg.Base, cfg.BaseFormat = d.weights("base", req.WorkDir, true)
@@ -131,6 +132,9 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 		d.fail(cty.GetAttrPath("steps"), "No training budget", "Set steps, or train_tokens of at least one global batch.")
 	}
 	d.diags = append(d.diags, checkSupported(cfg.Model, cfg.Layout, cfg.LoRA)...)
+	if cfg.Device == deviceCPU && cfg.Layout.Precision == "fp8" {
+		d.fail(cty.GetAttrPath("device"), "fp8 needs a GPU", "CPU ranks train in fp32; use precision = \"bf16\" in the layout (it runs as fp32 on CPU ranks), or device = \"cuda\".")
+	}
 	return cfg, hw, d.diags
 }
 

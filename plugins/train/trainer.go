@@ -2,6 +2,7 @@ package train
 
 import (
 	"embed"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -10,7 +11,7 @@ import (
 // written into each run's folder, so a run records exactly the code that
 // trained it. Its tests (trainer/tests) stay out.
 //
-//go:embed trainer/*.py
+//go:embed trainer/*.py trainer/models/*.py trainer/models/*/*.py
 var trainerFiles embed.FS
 
 // Entry points within the trainer folder.
@@ -21,21 +22,26 @@ const (
 
 // writeTrainer writes the trainer into dir and returns its entry point.
 func writeTrainer(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	entries, err := trainerFiles.ReadDir("trainer")
+	root, err := fs.Sub(trainerFiles, "trainer")
 	if err != nil {
 		return "", err
 	}
-	for _, e := range entries {
-		b, err := trainerFiles.ReadFile("trainer/" + e.Name())
+	err = fs.WalkDir(root, ".", func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
-			return "", err
+			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-			return "", err
+		target := filepath.Join(dir, filepath.FromSlash(path))
+		if e.IsDir() {
+			return os.MkdirAll(target, 0o755)
 		}
+		b, err := fs.ReadFile(root, path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(dir, trainerScript), nil
 }

@@ -23,6 +23,9 @@ class LoRALinear(nn.Module):
         self.in_features, self.out_features = base.in_features, base.out_features
         self.weight = base.weight
         self.weight.requires_grad_(False)
+        self.bias = base.bias  # Qwen2's q, k and v have one; frozen with the weight
+        if self.bias is not None:
+            self.bias.requires_grad_(False)
         device = base.weight.device
         self.lora_a = nn.Linear(self.in_features, rank, bias=False, device=device)
         self.lora_b = nn.Linear(rank, self.out_features, bias=False, device=device)
@@ -30,7 +33,7 @@ class LoRALinear(nn.Module):
         self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
 
     def forward(self, x):
-        return F.linear(x, self.weight) + self.lora_b(self.lora_a(self.dropout(x))) * self.scale
+        return F.linear(x, self.weight, self.bias) + self.lora_b(self.lora_a(self.dropout(x))) * self.scale
 
 
 def target_names(targets):

@@ -1,6 +1,13 @@
 """A Llama-family decoder in plain PyTorch: token embedding, pre-norm blocks
 of grouped-query attention with rotary positions and a SwiGLU MLP, RMSNorm,
-and an output projection (or the embedding, when tied).
+and an output projection (or the embedding, when tied). Llama, Qwen2 and
+Mistral are all this decoder; what sets them apart (rotary base and
+scaling, norm epsilon, biases on the attention projections) is in
+ModelArgs, read from their config.json by models/<family>.
+
+Rotary positions use the half-split layout (the first half of a head's
+dimensions pairs with the second), as Hugging Face's checkpoints are
+stored, so their q and k weights load without a permutation.
 
 Module names follow Hugging Face's Llama (q_proj ... down_proj) so LoRA
 targets read the same, and layers live in a ModuleDict keyed by their index,
@@ -17,10 +24,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
-# Llama 3's rotary base; the model block does not carry one.
-ROPE_THETA = 500000.0
-NORM_EPS = 1e-5
-
 
 @dataclass
 class ModelArgs:
@@ -32,6 +35,13 @@ class ModelArgs:
     vocab: int
     seq_len: int
     tied_embeddings: bool = False
+    rope_theta: float = 500000.0
+    # Llama 3.1's "llama3" scaling (factor, low_freq_factor,
+    # high_freq_factor, original_max_position_embeddings), or None.
+    rope_scaling: dict = None
+    norm_eps: float = 1e-5
+    qkv_bias: bool = False  # biases on q, k and v (Qwen2; Llama's attention_bias)
+    o_bias: bool = False  # a bias on o (Llama's attention_bias)
 
     @property
     def head_dim(self):
@@ -39,15 +49,39 @@ class ModelArgs:
 
     @classmethod
     def from_config(cls, m):
+        """The trainer's model section of config.json: the shape, and a
+        preset's rotary base and norm epsilon."""
         return cls(layers=m["layers"], hidden=m["hidden"], ffn_hidden=m["ffn_hidden"], heads=m["heads"],
                    kv_heads=m["kv_heads"] or m["heads"], vocab=m["vocab"], seq_len=m["seq_len"],
-                   tied_embeddings=bool(m.get("tied_embeddings")))
+                   tied_embeddings=bool(m.get("tied_embeddings")), rope_theta=m.get("rope_theta", 500000.0),
+                   norm_eps=m.get("norm_eps", 1e-5))
 
 
-def rope_table(head_dim, seq_len, device):
+def inv_frequencies(a: ModelArgs):
+    """Each dimension pair's rotation per position, computed on the CPU in
+    fp32 as transformers computes it, so the two agree to the last bit."""
+    d = a.head_dim
+    inv = 1.0 / (a.rope_theta ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    s = a.rope_scaling
+    if not s:
+        return inv
+    # Llama 3.1: long wavelengths slowed by factor, short ones kept, the
+    # band between blended (Meta's reference, as transformers has it).
+    factor, low, high, ctx = s["factor"], s["low_freq_factor"], s["high_freq_factor"], s["original_max_position_embeddings"]
+    wavelen = 2 * math.pi / inv
+    scaled = torch.where(wavelen > ctx / low, inv / factor, inv)
+    smooth = (ctx / wavelen - low) / (high - low)
+    blended = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = ~(wavelen < ctx / high) * ~(wavelen > ctx / low)
+    return torch.where(medium, blended, scaled)
+
+
+def rope_table(a: ModelArgs, device):
     """cos and sin of every position's rotation, stacked: (2, seq, head_dim)."""
-    inv = 1.0 / (ROPE_THETA ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float32) / head_dim))
-    freqs = torch.outer(torch.arange(seq_len, device=device, dtype=torch.float32), inv)
+    inv = inv_frequencies(a)
+    if device is not None:
+        inv = inv.to(device)
+    freqs = torch.outer(torch.arange(a.seq_len, device=device, dtype=torch.float32), inv)
     emb = torch.cat([freqs, freqs], dim=-1)
     return torch.stack([emb.cos(), emb.sin()])
 
@@ -65,10 +99,10 @@ class Attention(nn.Module):
         super().__init__()
         self.head_dim = a.head_dim
         self.group = a.heads // a.kv_heads
-        self.q_proj = nn.Linear(a.hidden, a.heads * a.head_dim, bias=False)
-        self.k_proj = nn.Linear(a.hidden, a.kv_heads * a.head_dim, bias=False)
-        self.v_proj = nn.Linear(a.hidden, a.kv_heads * a.head_dim, bias=False)
-        self.o_proj = nn.Linear(a.heads * a.head_dim, a.hidden, bias=False)
+        self.q_proj = nn.Linear(a.hidden, a.heads * a.head_dim, bias=a.qkv_bias)
+        self.k_proj = nn.Linear(a.hidden, a.kv_heads * a.head_dim, bias=a.qkv_bias)
+        self.v_proj = nn.Linear(a.hidden, a.kv_heads * a.head_dim, bias=a.qkv_bias)
+        self.o_proj = nn.Linear(a.heads * a.head_dim, a.hidden, bias=a.o_bias)
 
     def forward(self, x, rope):
         b, s, _ = x.shape
@@ -103,9 +137,9 @@ class Block(nn.Module):
 
     def __init__(self, a: ModelArgs):
         super().__init__()
-        self.attention_norm = nn.RMSNorm(a.hidden, eps=NORM_EPS)
+        self.attention_norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
         self.attention = Attention(a)
-        self.ffn_norm = nn.RMSNorm(a.hidden, eps=NORM_EPS)
+        self.ffn_norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
         self.feed_forward = FeedForward(a)
         self.recompute = "none"
 
@@ -148,9 +182,9 @@ class Transformer(nn.Module):
         self.args = a
         self.tok_embeddings = nn.Embedding(a.vocab, a.hidden)
         self.layers = nn.ModuleDict({str(i): Block(a) for i in range(a.layers)})
-        self.norm = nn.RMSNorm(a.hidden, eps=NORM_EPS)
+        self.norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
         self.output = None if a.tied_embeddings else nn.Linear(a.hidden, a.vocab, bias=False)
-        self.register_buffer("rope", rope_table(a.head_dim, a.seq_len, None), persistent=False)
+        self.register_buffer("rope", rope_table(a, None), persistent=False)
 
     def forward(self, tokens):
         h = self.tok_embeddings(tokens) if self.tok_embeddings is not None else tokens
@@ -164,7 +198,7 @@ class Transformer(nn.Module):
         return F.linear(h, self.tok_embeddings.weight)
 
     def init_buffers(self, device):
-        self.rope = rope_table(self.args.head_dim, self.args.seq_len, device)
+        self.rope = rope_table(self.args, device)
 
 
 def keep_stage(model: Transformer, stage: int, stages: int):
@@ -191,10 +225,12 @@ def param_seed(seed, fqn):
 def init_value(fqn, tensor, layers, generator):
     """Fills tensor with the initial value of parameter fqn: GPT-2 style
     normal(0, 0.02), residual projections scaled by 1/sqrt(2*layers), norms
-    at one, LoRA's A uniform and B zero."""
+    at one, biases and LoRA's B zero, LoRA's A uniform."""
     with torch.no_grad():
         if fqn.endswith("norm.weight"):
             tensor.fill_(1.0)
+        elif fqn.endswith(".bias"):
+            tensor.zero_()
         elif ".lora_b." in fqn:
             tensor.zero_()
         elif ".lora_a." in fqn:

@@ -1,7 +1,7 @@
 """The layout on PyTorch's own parallelism: a device mesh in Megatron's rank
 order (tp fastest, then dp, then pp), tensor parallelism with optional
 sequence parallelism through DTensor, data parallelism through FSDP2
-(fully_shard) with bf16 compute and fp32 reduction, and pipeline
+(fully_shard) with bf16 compute (fp32 on CPU ranks) and fp32 reduction, and pipeline
 parallelism through torch.distributed.pipelining (1F1B, or interleaved 1F1B
 with vp > 1 model chunks per rank).
 
@@ -22,11 +22,11 @@ import torch.nn.functional as F
 import model as M
 
 
-def build_mesh(layout):
+def build_mesh(layout, device_type="cuda"):
     """Dimensions pp, dp, dp_shard (always 1: a replica's own sharding in
     hybrid mode) and tp, in Megatron's rank order."""
     from torch.distributed.device_mesh import init_device_mesh
-    return init_device_mesh("cuda", (layout["pp"], layout["dp"], 1, layout["tp"]), mesh_dim_names=("pp", "dp", "dp_shard", "tp"))
+    return init_device_mesh(device_type, (layout["pp"], layout["dp"], 1, layout["tp"]), mesh_dim_names=("pp", "dp", "dp_shard", "tp"))
 
 
 def data_parallel(mesh, layout):
@@ -92,9 +92,11 @@ def apply_tp(part, tp_mesh, sp):
         parallelize_module(block, tp_mesh, plan)
 
 
-def apply_fsdp(part, dp_mesh, reshard):
+def apply_fsdp(part, dp_mesh, reshard, compute_dtype=torch.bfloat16):
+    """compute_dtype is what the forward and backward run in (fp32 on CPU
+    ranks); weights and gradient reductions stay fp32."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    mp = MixedPrecisionPolicy(param_dtype=compute_dtype, reduce_dtype=torch.float32)
     for block in part.layers.values():
         fully_shard(block, mesh=dp_mesh, mp_policy=mp, reshard_after_forward=reshard)
     # The root holds the embeddings, final norm and output: used again at

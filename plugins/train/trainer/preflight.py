@@ -54,7 +54,7 @@ def nccl_version(path):
     return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
 
 
-def check(gpus, precision):
+def check(gpus, precision, device="cuda"):
     rep = {"python": platform.python_version(), "problems": [], "warnings": []}
 
     def problem(summary, detail):
@@ -68,6 +68,12 @@ def check(gpus, precision):
         return rep
     rep["torch"] = torch.__version__
     rep["cuda"] = torch.version.cuda or ""
+    if device == "cpu":
+        if not dist.is_gloo_available():
+            problem("Gloo not available", "This PyTorch has no Gloo backend, which ranks on CPU cores talk over.")
+        if precision == "fp8":
+            problem("fp8 needs a GPU", "CPU ranks train in fp32; use precision = \"bf16\" (run as fp32 on CPU) or a GPU.")
+        return rep
     if not torch.cuda.is_available():
         problem("No GPU", "PyTorch sees no CUDA GPU on this machine (torch.cuda.is_available() is false); the trainer runs on NVIDIA GPUs only.")
         return rep
@@ -107,8 +113,9 @@ def main():
     ap = argparse.ArgumentParser(description="gpuflow trainer pre-flight check")
     ap.add_argument("--gpus", type=int, default=1)
     ap.add_argument("--precision", default="bf16")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     a = ap.parse_args()
-    print(json.dumps(check(a.gpus, a.precision)), flush=True)
+    print(json.dumps(check(a.gpus, a.precision, a.device)), flush=True)
 
 
 if __name__ == "__main__":

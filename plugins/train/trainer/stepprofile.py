@@ -32,17 +32,22 @@ class StepProfiler:
     """Profiles steps [first, last) of a run of total steps; a no-op when
     GPUFLOW_TRAIN_PROFILE is unset."""
 
-    def __init__(self, total, rank):
+    def __init__(self, total, rank, device):
         n = steps_to_profile()
         self.first = warmup_steps_to_skip(total)
         self.last = min(total, self.first + n) if n else -1
         self.rank, self.prof, self.t0 = rank, None, 0.0
+        self.cuda = device.type == "cuda"
+
+    def _sync(self):
+        if self.cuda:
+            torch.cuda.synchronize()
 
     def before(self, step):
         if step != self.first or self.last <= self.first:
             return
-        torch.cuda.synchronize()
-        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        self._sync()
+        acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if self.cuda else [])
         self.prof = torch.profiler.profile(activities=acts)
         self.prof.__enter__()
         self.t0 = time.perf_counter()
@@ -50,7 +55,7 @@ class StepProfiler:
     def after(self, step):
         if self.prof is None or step + 1 != self.last:
             return
-        torch.cuda.synchronize()
+        self._sync()
         wall = time.perf_counter() - self.t0
         self.prof.__exit__(None, None, None)
         events = self.prof.key_averages()

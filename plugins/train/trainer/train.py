@@ -24,7 +24,9 @@ import torch.distributed as dist
 
 import ckpt
 import fp8
+import hf
 import model as M
+import models
 import parallel
 from data import Batches, DataError, TokenShards
 from lora import adapter_params, add_adapters, is_adapter, merge_into_base
@@ -43,7 +45,11 @@ class Trainer:
     def __init__(self, cfg, rep):
         self.cfg, self.rep = cfg, rep
         self.layout = cfg["layout"]
-        self.args = M.ModelArgs.from_config(cfg["model"])
+        self.cpu = cfg.get("device") == "cpu"
+        try:
+            self.args, self.family = models.model_args(cfg["model"])
+        except (OSError, ValueError, KeyError, models.UnsupportedModel) as e:
+            raise TrainerError("Model folder unusable", f"{cfg['model'].get('hf')}: {e}") from e
         self.lora = cfg.get("lora")
         self.stop_requested = False
 
@@ -68,6 +74,8 @@ class Trainer:
         self.stop_requested = True
 
     def _init_distributed(self):
+        if self.cpu:
+            return self._init_cpu()
         if not torch.cuda.is_available():
             raise TrainerError("No GPU", "PyTorch sees no CUDA GPU on this machine; the trainer runs on NVIDIA GPUs only.")
         if not dist.is_nccl_available():
@@ -80,12 +88,23 @@ class Trainer:
         dist.init_process_group("nccl", device_id=self.device)
         if dist.get_backend() != "nccl":
             raise TrainerError("Not running on NCCL", f"The process group came up on {dist.get_backend()}, not NCCL; GPU training on it would crawl.")
+        self._ranks()
+
+    def _init_cpu(self):
+        """Every rank on this machine's CPU cores over gloo, in fp32: a smoke
+        test of a layout without GPUs."""
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        self.device = torch.device("cpu")
+        dist.init_process_group("gloo")
+        self._ranks()
+
+    def _ranks(self):
         l = self.layout
         want = l["tp"] * l["pp"] * l["dp"] * l["cp"]
         if dist.get_world_size() != want:
             raise TrainerError("Wrong number of processes", f"The layout needs {want} processes (tp*pp*dp*cp) and torchrun started {dist.get_world_size()}.")
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
-        self.mesh = parallel.build_mesh(l)
+        self.mesh = parallel.build_mesh(l, self.device.type)
         self.tp_rank = self.mesh["tp"].get_local_rank()
         self.dp_rank = self.mesh["dp"].get_local_rank()
         self.pp_rank = self.mesh["pp"].get_local_rank()
@@ -114,7 +133,7 @@ class Trainer:
         l, cfg = self.layout, self.cfg
         parts, self.stages = parallel.build_parts(self.args, l, self.pp_rank, self._make_model)
         whole_bytes = M.param_counts(self.args) * 4
-        whole = whole_bytes <= WHOLE_INIT_SHARE * torch.cuda.get_device_properties(self.device).total_memory
+        whole = self.cpu or whole_bytes <= WHOLE_INIT_SHARE * torch.cuda.get_device_properties(self.device).total_memory
         for _, part in parts:
             if whole:
                 part.to_empty(device=self.device)
@@ -124,7 +143,7 @@ class Trainer:
             parallel.set_recompute(part, l.get("recompute", "none"))
             if cfg.get("compile"):
                 parallel.compile_blocks(part)
-            parallel.apply_fsdp(part, *parallel.data_parallel(self.mesh, l))
+            parallel.apply_fsdp(part, *parallel.data_parallel(self.mesh, l), compute_dtype=torch.float32 if self.cpu else torch.bfloat16)
             if not whole:
                 part.to_empty(device=self.device)
                 self._init_sharded(part)
@@ -166,7 +185,7 @@ class Trainer:
                               {"params": flat, "weight_decay": 0.0}) if g["params"]]
         if not groups:
             raise TrainerError("Nothing to train", "No parameter of this rank's model chunk is trainable; check the LoRA targets.")
-        return torch.optim.AdamW(groups, lr=self.cfg["lr"], betas=BETAS, eps=1e-8, fused=True)
+        return torch.optim.AdamW(groups, lr=self.cfg["lr"], betas=BETAS, eps=1e-8, fused=not self.cpu)
 
     def _restore(self):
         """Loads the base model (finetune) and the checkpoint to resume from;
@@ -174,16 +193,28 @@ class Trainer:
         cfg = self.cfg
         keep = is_adapter if self.lora else (lambda k: True)
         if cfg.get("base"):
-            try:
-                ckpt.load_weights(cfg["base"], self.parts, keep=lambda k: not is_adapter(k))
-            except Exception as e:
-                raise TrainerError("Base checkpoint does not fit the model", f"{cfg['base']}: {e}") from e
-            self.rep.log(f"base weights from {cfg['base']}")
+            self._load_base(cfg["base"], cfg.get("base_format", "checkpoint"))
         if not cfg.get("resume_from"):
             return 0, None
         marker = ckpt.load(cfg["resume_from"], self.parts, self.optimizers, keep=keep)
         self.rep.log(f"resumed from {cfg['resume_from']} at step {marker['step']}")
         return int(marker["step"]), marker.get("loss")
+
+    def _load_base(self, path, fmt):
+        """The weights to start from: a Hugging Face folder, read shard by
+        shard, or a gpuflow checkpoint."""
+        keep = lambda k: not is_adapter(k)
+        try:
+            if fmt == "hf":
+                line, _ = hf.load_report(path, self.parts, self.family.to_hf, keep, self.device)
+                self.rep.log(line)
+            else:
+                ckpt.load_weights(path, self.parts, keep=keep)
+        except (hf.FolderError, KeyError) as e:
+            raise TrainerError("Base model does not fit the model", f"{path}: {e}") from e
+        except Exception as e:
+            raise TrainerError("Base model does not fit the model", f"{path}: {type(e).__name__}: {e}") from e
+        self.rep.log(f"base weights from {path}")
 
     # -- training ----------------------------------------------------------
 
@@ -196,8 +227,9 @@ class Trainer:
                          cfg.get("peak_flops", 0.0), self.world)
         every = cfg.get("checkpoint_every") or 0
         last = cfg.get("resume_from") or ""
-        torch.cuda.reset_peak_memory_stats(self.device)
-        prof = StepProfiler(steps, self.rank)
+        if not self.cpu:
+            torch.cuda.reset_peak_memory_stats(self.device)
+        prof = StepProfiler(steps, self.rank, self.device)
         for s in range(start, steps):
             prof.before(s)
             t0 = time.perf_counter()
@@ -219,7 +251,7 @@ class Trainer:
             if not math.isfinite(loss):
                 raise TrainerError("Loss is not finite", f"At step {k} the loss became {loss}. Lower lr, raise warmup_steps, or check the data.")
             self.rep.emit("step", step=k, steps=steps, loss=loss, lr=lr, tokens_per_s=tokens_per_step / dt,
-                          mfu=thr.mfu(tokens_per_step / dt), memory_bytes=torch.cuda.max_memory_allocated(self.device), step_time_s=dt)
+                          mfu=thr.mfu(tokens_per_step / dt), memory_bytes=self._allocated(), step_time_s=dt)
             if stop:
                 path = self._save(k, loss) if cfg.get("checkpoint", True) else ""
                 self.rep.emit("stopped", step=k, path=path)
@@ -235,9 +267,26 @@ class Trainer:
                   "resumed_from_step": start, "adapters": "", "merged": ""}
         if self.lora:
             result["adapters"] = self._export_adapters(last)
+            if cfg.get("export_peft"):
+                hf.export_adapters(cfg["export_peft"], self.parts, self.family.module_to_hf, self._is_writer(), self.pp_rank)
             if cfg.get("merge"):
                 result["merged"] = self._merge(steps, loss)
+        if cfg.get("export_hf"):
+            hf.export_model(cfg["export_hf"], self.parts, self.family.to_hf, lambda k: not is_adapter(k), self._export_dtype(),
+                            self._is_writer(), self.pp_rank)
         self.rep.emit("result", result=result)
+
+    def _is_writer(self):
+        """One rank of each pipeline stage writes that stage's exported tensors."""
+        return self.tp_rank == 0 and self.dp_rank == 0
+
+    def _export_dtype(self):
+        """The exported weights' storage type: the source folder's, else bf16."""
+        m = self.cfg["model"]
+        if not m.get("hf"):
+            return "bfloat16"
+        c = models.read_config(m["hf"])
+        return c.get("dtype") or c.get("torch_dtype") or "bfloat16"
 
     def _batch(self, step):
         batch = self.batches.local(step, self.dp_rank, self.layout["dp"])
@@ -301,9 +350,20 @@ class Trainer:
         loss, stop = vec.tolist()
         return loss / self.layout["dp"], stop > 0
 
+    def _allocated(self):
+        return 0 if self.cpu else torch.cuda.max_memory_allocated(self.device)
+
     def _memory(self):
         """(peak bytes, peak allocated) per rank: PyTorch's peak reserved plus
-        what the process holds outside PyTorch (CUDA context, NCCL)."""
+        what the process holds outside PyTorch (CUDA context, NCCL); on CPU
+        ranks, the process's peak resident memory for both."""
+        if self.cpu:
+            import resource
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            mine = torch.tensor([peak, peak], dtype=torch.int64)
+            every = [torch.zeros_like(mine) for _ in range(self.world)]
+            dist.all_gather(every, mine)
+            return [t.tolist() for t in every]
         free, total = torch.cuda.mem_get_info(self.device)
         outside = max(0, (total - free) - torch.cuda.memory_reserved(self.device))
         mine = torch.tensor([torch.cuda.max_memory_reserved(self.device) + outside, torch.cuda.max_memory_allocated(self.device)],

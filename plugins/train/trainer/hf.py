@@ -1,0 +1,214 @@
+"""Hugging Face folders in and out.
+
+Loading is sharded: every rank opens the safetensors files and reads, with
+safe_open(...).get_slice, only the rows and columns of each tensor that its
+own shard of the parameter holds (whatever FSDP and tensor parallelism made
+of it), so no rank ever holds a whole model it could not hold alone.
+
+Exporting gathers each parameter whole, one at a time, on the first data-
+and tensor-parallel rank of each pipeline stage, which writes its stage's
+tensors under transformers' names into FOLDER.partial in files of at most
+SHARD_BYTES, with a manifest. gpuflow (plugins/train/export.go) then names
+the files as transformers does, writes the index, config.json, the
+generation config and tokenizer files, and renames the folder into place.
+"""
+
+import json
+import os
+import shutil
+import time
+
+import torch
+import torch.distributed as dist
+
+PARTIAL = ".partial"
+MANIFEST = "gpuflow-export.json"
+SHARD_BYTES = 5 * 2**30
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+class FolderError(Exception):
+    pass
+
+
+def weight_map(folder):
+    """Tensor name -> safetensors file, from the index or the one file."""
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            wm = json.load(f)["weight_map"]
+        for name in set(wm.values()):
+            if not os.path.exists(os.path.join(folder, name)):
+                raise FolderError(f"model.safetensors.index.json names {name}, which is not in {folder}")
+        return wm
+    single = os.path.join(folder, "model.safetensors")
+    if not os.path.exists(single):
+        raise FolderError(f"{folder} has neither model.safetensors nor model.safetensors.index.json")
+    from safetensors import safe_open
+    with safe_open(single, framework="pt") as f:
+        return {k: "model.safetensors" for k in f.keys()}
+
+
+def local_box(p):
+    """The global offsets and sizes of this rank's shard of parameter p."""
+    from torch.distributed.tensor import DTensor
+    if not isinstance(p, DTensor):
+        return tuple(0 for _ in p.shape), tuple(p.shape)
+    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+    shape, offset = compute_local_shape_and_global_offset(p.shape, p.device_mesh, p.placements)
+    return tuple(offset), tuple(shape)
+
+
+@torch.no_grad()
+def load(folder, parts, to_hf, keep):
+    """Copies each kept parameter's own shard from the folder's safetensors
+    files; returns (bytes read, bytes in the files this model needs)."""
+    from safetensors import safe_open
+    from torch.distributed.tensor import DTensor
+    wm = weight_map(folder)
+    handles, read, total = {}, 0, 0
+    try:
+        for part in parts:
+            for fqn, p in part.named_parameters():
+                if not keep(fqn):
+                    continue
+                key = to_hf(fqn)
+                if key not in wm:
+                    raise FolderError(f"no safetensors file in {folder} holds {key}, which parameter {fqn} needs")
+                if wm[key] not in handles:
+                    handles[wm[key]] = safe_open(os.path.join(folder, wm[key]), framework="pt", device="cpu")
+                sl = handles[wm[key]].get_slice(key)
+                if tuple(sl.get_shape()) != tuple(p.shape):
+                    raise FolderError(f"{key} in {wm[key]} has shape {list(sl.get_shape())}, but the model's {fqn} is {list(p.shape)}")
+                offset, shape = local_box(p)
+                t = sl[tuple(slice(o, o + s) for o, s in zip(offset, shape))]
+                local = p.to_local() if isinstance(p, DTensor) else p
+                local.copy_(t)
+                read += t.numel() * t.element_size()
+                total += _numel(sl.get_shape()) * t.element_size()
+    finally:
+        handles.clear()
+    return read, total
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def load_report(folder, parts, to_hf, keep, device):
+    """load(), timed, with every rank's bytes; a line for the log."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    t0 = time.perf_counter()
+    read, total = load(folder, parts, to_hf, keep)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    dt = time.perf_counter() - t0
+    every = [None] * dist.get_world_size()
+    dist.all_gather_object(every, (read, total, dt))
+    slowest = max(e[2] for e in every)
+    whole = sum(e[1] for e in every)  # counted once per rank that needs the tensor
+    return (f"loaded {folder}: ranks read {', '.join(f'{e[0] / 1e9:.3f}' for e in every)} GB "
+            f"(of {max(e[1] for e in every) / 1e9:.3f} GB the largest rank's tensors span, {whole / 1e9:.3f} GB over all ranks) "
+            f"in {slowest:.2f} s, {sum(e[0] for e in every) / 1e9 / max(slowest, 1e-9):.2f} GB/s together"), every
+
+
+class ShardWriter:
+    """Collects whole tensors and writes them in files of at most
+    SHARD_BYTES, named by pipeline stage and order."""
+
+    def __init__(self, folder, prefix):
+        self.folder, self.prefix = folder, prefix
+        self.pending, self.size, self.count = {}, 0, 0
+        self.files, self.total = {}, 0
+
+    def add(self, name, tensor):
+        if self.size and self.size + tensor.numel() * tensor.element_size() > SHARD_BYTES:
+            self.flush()
+        self.pending[name] = tensor
+        self.size += tensor.numel() * tensor.element_size()
+
+    def flush(self):
+        if not self.pending:
+            return
+        from safetensors.torch import save_file
+        name = f"{self.prefix}-{self.count:03d}.safetensors"
+        save_file(self.pending, os.path.join(self.folder, name), metadata={"format": "pt"})
+        self.files[name] = sorted(self.pending)
+        self.total += self.size
+        self.pending, self.size, self.count = {}, 0, self.count + 1
+
+
+def begin(folder):
+    """Makes FOLDER.partial empty (collective)."""
+    tmp = folder + PARTIAL
+    if dist.get_rank() == 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+    dist.barrier()
+    return tmp
+
+
+def finish(tmp, writer, dtype):
+    """Gathers every writer's files into the manifest, written last."""
+    every = [None] * dist.get_world_size()
+    dist.all_gather_object(every, (writer.files, writer.total) if writer else ({}, 0))
+    if dist.get_rank() == 0:
+        files = {}
+        for f, _ in every:
+            files.update(f)
+        manifest = {"files": files, "size_bytes": sum(t for _, t in every), "dtype": dtype}
+        with open(os.path.join(tmp, MANIFEST), "w") as f:
+            json.dump(manifest, f, indent=2)
+    dist.barrier()
+
+
+def gathered(parts, keep):
+    """(fqn, whole tensor) for each kept parameter, gathered from its
+    shards; every rank of a pipeline stage must iterate it in step."""
+    from torch.distributed.tensor import DTensor
+    for part in parts:
+        for fqn, p in part.named_parameters():
+            if keep(fqn):
+                yield fqn, (p.full_tensor() if isinstance(p, DTensor) else p).detach()
+
+
+def export_model(folder, parts, to_hf, keep, dtype, is_writer, stage):
+    """Writes the model's weights under transformers' names (collective)."""
+    tmp = begin(folder)
+    writer = ShardWriter(tmp, f"stage-{stage:03d}") if is_writer else None
+    for fqn, full in gathered(parts, keep):
+        if writer:
+            writer.add(to_hf(fqn), full.to(DTYPES[dtype]).cpu().contiguous())
+    if writer:
+        writer.flush()
+    finish(tmp, writer, dtype)
+
+
+def export_adapters(folder, parts, module_to_hf, is_writer, stage):
+    """Writes LoRA adapters under PEFT's names, in fp32 as PEFT keeps them
+    (collective). The adapter file is one file, so every pipeline stage's
+    writer sends its tensors to rank 0, which writes it."""
+    from safetensors.torch import save_file
+    tmp = begin(folder)
+    mine = {}
+    for fqn, full in gathered(parts, lambda k: ".lora_a." in k or ".lora_b." in k):
+        if is_writer:
+            module, which = fqn.rsplit(".lora_", 1)
+            ab = "lora_A" if which.startswith("a") else "lora_B"
+            mine[f"base_model.model.{module_to_hf(module)}.{ab}.weight"] = full.float().cpu().contiguous()
+    every = [None] * dist.get_world_size() if dist.get_rank() == 0 else None
+    dist.gather_object(mine, every, dst=0)
+    if dist.get_rank() == 0:
+        tensors = {}
+        for d in every:
+            tensors.update(d)
+        save_file(tensors, os.path.join(tmp, "adapter_model.safetensors"), metadata={"format": "pt"})
+        manifest = {"files": {"adapter_model.safetensors": sorted(tensors)},
+                    "size_bytes": sum(t.numel() * 4 for t in tensors.values()), "dtype": "float32"}
+        with open(os.path.join(tmp, MANIFEST), "w") as f:
+            json.dump(manifest, f, indent=2)
+    dist.barrier()
