@@ -1,7 +1,5 @@
 """ModelArgs from a Llama config.json."""
 
-from model import ModelArgs
-
 
 def rope_settings(hf):
     """The rotary base and scaling under either transformers' older keys
@@ -21,6 +19,7 @@ def rope_settings(hf):
 def shape_args(hf, m, **extra):
     """The shape gpuflow planned with (seq_len the workload's), the rest
     from config.json."""
+    from model import ModelArgs  # torch; rope_settings is testable without it
     theta, scaling = rope_settings(hf)
     return ModelArgs(layers=m["layers"], hidden=m["hidden"], ffn_hidden=m["ffn_hidden"], heads=m["heads"],
                      kv_heads=m["kv_heads"] or m["heads"], vocab=m["vocab"], seq_len=m["seq_len"],
