@@ -30,7 +30,7 @@ variable "nodes" {
 
 variable "base_model" {
   type        = string
-  description = "Local copy of Qwen/Qwen2-7B-Instruct (safetensors and config.json)."
+  description = "Local copy of Qwen/Qwen2-7B-Instruct (a Hugging Face folder: config.json, safetensors, tokenizer files)."
   default     = "models/Qwen2-7B-Instruct"
 }
 
@@ -51,6 +51,10 @@ hardware "h100" {
   nodes   = var.nodes
 }
 
+# The preset is Qwen2-7B's shape, so the workload plans without the model
+# at hand; with the folder there, from = var.base_model reads the shape
+# from its config.json instead. The trainer takes the rotary base, norm
+# epsilon and q/k/v biases from the base folder's config.json either way.
 model "qwen2" {
   preset  = "qwen2-7b"
   seq_len = 4096 # the recipe's maximum; Qwen2-7B itself was trained to 32768
@@ -114,9 +118,14 @@ stage "finetune" "function_calling" {
   lr           = 2e-5
   schedule     = "cosine"
   warmup_steps = 10
+
+  # The adapters as PEFT loads them onto Qwen2-7B-Instruct.
+  export {
+    peft = "exports/qwen2-7b-function-calling"
+  }
 }
 
 output "adapters" {
-  description = "The trained LoRA adapters."
-  value       = stage.finetune.function_calling.outputs.checkpoint
+  description = "The trained LoRA adapters, a PEFT folder."
+  value       = stage.finetune.function_calling.outputs.peft
 }
