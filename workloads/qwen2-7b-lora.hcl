@@ -88,7 +88,7 @@ stage "data_prep" "glaive" {
   }
 
   output_dir    = "data/glaive"
-  output_format = ["npy"]
+  output_format = ["megatron"] # the trainer reads Megatron shards
 
   split {
     train = 0.99
