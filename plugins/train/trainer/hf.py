@@ -67,27 +67,23 @@ def load(folder, parts, to_hf, keep):
     from torch.distributed.tensor import DTensor
     wm = weight_map(folder)
     handles, read, total = {}, 0, 0
-    try:
-        for part in parts:
-            for fqn, p in part.named_parameters():
-                if not keep(fqn):
-                    continue
-                key = to_hf(fqn)
-                if key not in wm:
-                    raise FolderError(f"no safetensors file in {folder} holds {key}, which parameter {fqn} needs")
-                if wm[key] not in handles:
-                    handles[wm[key]] = safe_open(os.path.join(folder, wm[key]), framework="pt", device="cpu")
-                sl = handles[wm[key]].get_slice(key)
-                if tuple(sl.get_shape()) != tuple(p.shape):
-                    raise FolderError(f"{key} in {wm[key]} has shape {list(sl.get_shape())}, but the model's {fqn} is {list(p.shape)}")
-                offset, shape = local_box(p)
-                t = sl[tuple(slice(o, o + s) for o, s in zip(offset, shape))]
-                local = p.to_local() if isinstance(p, DTensor) else p
-                local.copy_(t)
-                read += t.numel() * t.element_size()
-                total += _numel(sl.get_shape()) * t.element_size()
-    finally:
-        handles.clear()
+    for part in parts:
+        for fqn, p in part.named_parameters():
+            if not keep(fqn):
+                continue
+            key = to_hf(fqn)
+            if key not in wm:
+                raise FolderError(f"no safetensors file in {folder} holds {key}, which parameter {fqn} needs")
+            if wm[key] not in handles:
+                handles[wm[key]] = safe_open(os.path.join(folder, wm[key]), framework="pt", device="cpu")
+            sl = handles[wm[key]].get_slice(key)
+            if tuple(sl.get_shape()) != tuple(p.shape):
+                raise FolderError(f"{key} in {wm[key]} has shape {list(sl.get_shape())}, but the model's {fqn} is {list(p.shape)}")
+            offset, shape = local_box(p)
+            t = sl[tuple(slice(o, o + s) for o, s in zip(offset, shape))]
+            (p.to_local() if isinstance(p, DTensor) else p).copy_(t)
+            read += t.numel() * t.element_size()
+            total += _numel(sl.get_shape()) * t.element_size()
     return read, total
 
 
