@@ -54,6 +54,9 @@ func writeStageHuman(w io.Writer, sp *engine.StagePlan, pal *palette) {
 	if m := sp.Model; m != nil {
 		row("model", "%s: %d layers, hidden %d, ffn %d, %d/%d heads, vocab %d, seq %d", m.Name, m.Layers, m.Hidden,
 			m.FFNHidden, m.Heads, m.KVHeads, m.Vocab, m.SeqLen)
+		if m.From != "" {
+			row("", "%s from %s", m.Architecture, m.From)
+		}
 	}
 	if l := sp.Layout; l != nil {
 		row("layout", "%s: tp %d x pp %d x dp %d x cp %d = %d GPUs, vp %d, zero %d, fsdp %v", l.Name, l.TP, l.PP, l.DP, l.CP,
