@@ -11,10 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpuflow/gpuflow/dsl"
 	"github.com/gpuflow/gpuflow/engine"
 	"github.com/gpuflow/gpuflow/engine/calibration"
-	"github.com/gpuflow/gpuflow/engine/state"
 	"github.com/gpuflow/gpuflow/plugins/builtin"
 	"github.com/gpuflow/gpuflow/plugins/client"
 )
@@ -25,8 +23,6 @@ func init() {
 
 type applyArgs struct {
 	req planRequest
-	// planFile is the saved plan given instead of a workload, if any.
-	planFile     string
 	autoApprove  bool
 	parallelism  int
 	json         bool
@@ -147,33 +143,15 @@ func interruptContext(view applyView) (context.Context, func()) {
 }
 
 func applyWorkload(ctx context.Context, env *cliEnv, a *applyArgs, saved *engine.Plan, view applyView) int {
-	inputs := dsl.Inputs{Vars: a.req.vars.vars, VarFiles: a.req.vars.varFiles, Environ: env.environ}
-	if saved != nil {
-		var err error
-		if inputs, err = engine.SavedPlanInputs(saved); err != nil {
-			view.Error(err)
-			return 1
-		}
-		a.planFile, a.req.path = a.req.path, saved.Workload
-	}
-	w, diags := engine.LoadWorkload(a.req.path, inputs)
+	req := a.req
+	req.lockState, req.saved = true, saved
+	op, diags := openOperation(ctx, env, req)
+	defer op.Close()
 	if diags.HasErrors() {
-		view.Diagnostics(diags, sources(w))
+		view.Diagnostics(diags, sources(op.workload))
 		return 1
 	}
-	plugins, err := loadPlugins(ctx)
-	if err != nil {
-		view.Error(fmt.Errorf("cannot load plugins: %w", err))
-		return 1
-	}
-	defer plugins.Close()
-	sf, err := engine.OpenState(a.req.statePath(), w.Path)
-	if err != nil {
-		view.Error(stateOpenError(err))
-		return 1
-	}
-	defer sf.Close()
-	plan, ok := applyPlan(ctx, env, a, saved, w, plugins, sf, view)
+	plan, ok := applyPlan(ctx, env, a, op, view)
 	if !ok {
 		return 1
 	}
@@ -187,8 +165,9 @@ func applyWorkload(ctx context.Context, env *cliEnv, a *applyArgs, saved *engine
 	}
 	defer launcher.Close()
 	view.Started(plan)
+	w := op.workload
 	res, diags := engine.Apply(ctx, plan, w, engine.ApplyOptions{
-		Plugins: plugins, Launcher: engine.ClientLauncher(launcher), State: sf, RunsDir: engine.RunsDir,
+		Plugins: op.plugins, Launcher: engine.ClientLauncher(launcher), State: op.stateFile, RunsDir: engine.RunsDir,
 		Parallelism: a.parallelism, StopGrace: a.stopGrace, StageTimeout: a.stageTimeout, Observer: view,
 		CalibrationPath: calibration.DefaultPath,
 	})
@@ -203,31 +182,18 @@ func applyWorkload(ctx context.Context, env *cliEnv, a *applyArgs, saved *engine
 	return 0
 }
 
-func stateOpenError(err error) error {
-	if errors.Is(err, state.ErrLocked) {
-		return err
-	}
-	return fmt.Errorf("cannot open state: %w", err)
-}
-
 // applyPlan returns the plan to run: the saved one if still current, or a
 // fresh one the user approved. A nil plan with ok means nothing to do.
-func applyPlan(ctx context.Context, env *cliEnv, a *applyArgs, saved *engine.Plan, w *engine.Workload,
-	plugins engine.Plugins, sf *engine.StateFile, view applyView) (*engine.Plan, bool) {
-	if saved != nil {
-		if err := engine.CheckSavedPlan(saved, w, sf.Snapshot()); err != nil {
-			view.Error(fmt.Errorf("the saved plan %s is stale: %w", a.planFile, err))
-			return nil, false
-		}
-		return saved, true
-	}
-	plan, diags := engine.BuildPlan(ctx, w, engine.PlanOptions{Plugins: plugins, State: sf.Snapshot(),
-		Targets: a.req.targets, Replace: a.req.replace, Version: version})
+func applyPlan(ctx context.Context, env *cliEnv, a *applyArgs, op *operation, view applyView) (*engine.Plan, bool) {
+	plan, diags := op.plan(ctx)
 	if diags.HasErrors() {
-		view.Diagnostics(diags, sources(w))
+		view.Diagnostics(diags, sources(op.workload))
 		return nil, false
 	}
-	view.Diagnostics(diags, sources(w)) // warnings
+	if op.req.saved != nil {
+		return plan, true
+	}
+	view.Diagnostics(diags, sources(op.workload)) // warnings
 	if plan.Summary.Create+plan.Summary.Replace == 0 {
 		view.NoChanges(plan)
 		return nil, true

@@ -298,3 +298,10 @@ func stateRm(env *cliEnv, fs *flagSet, a *stateArgs, args []string) int {
 	}
 	return 0
 }
+
+func stateOpenError(err error) error {
+	if errors.Is(err, state.ErrLocked) {
+		return err
+	}
+	return fmt.Errorf("cannot open state: %w", err)
+}
