@@ -22,7 +22,7 @@ func init() {
 }
 
 type applyArgs struct {
-	req planRequest
+	req          planRequest
 	autoApprove  bool
 	parallelism  int
 	json         bool

@@ -3,7 +3,6 @@ package gpubench
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -130,7 +129,7 @@ func spreads(rows []GEMMRow) []GEMMSpread {
 				slowest = r
 			}
 		}
-		med := median(tf)
+		med := cluster.Median(tf)
 		s := GEMMSpread{DType: k.dtype, Size: k.size, MedianTFLOPS: med, SlowestGPU: slowest.GPU, SlowestTFLOPS: slowest.TFLOPS}
 		if med > 0 {
 			s.SlowestVsMedian = 1 - slowest.TFLOPS/med
@@ -138,19 +137,6 @@ func spreads(rows []GEMMRow) []GEMMSpread {
 		out = append(out, s)
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func gemmFailures(c *GEMMConfig, rows []GEMMRow, sp []GEMMSpread) []string {

@@ -49,7 +49,7 @@ func Stragglers(nodes []NodeTimes, maxRatio float64) []Straggler {
 		for i, r := range ranks {
 			times[i] = r.seconds
 		}
-		med := median(times)
+		med := Median(times)
 		if med <= 0 {
 			continue
 		}
@@ -88,7 +88,9 @@ func groupTimes(nodes []NodeTimes) (map[collectiveKey][]rankTime, []collectiveKe
 	return groups, order
 }
 
-func median(xs []float64) float64 {
+// Median is the middle of xs (the mean of the two middle values for an
+// even count), zero for none; xs is left as it was.
+func Median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
