@@ -174,7 +174,12 @@ func (c *Config) decodeOutput(b *hcl.Block) hcl.Diagnostics {
 func (c *Config) decodeStage(b *hcl.Block) hcl.Diagnostics {
 	content, remain, diags := b.Body.PartialContent(stageMetaSchema)
 	s := &Stage{Type: b.Labels[0], Name: b.Labels[1], Body: remain, DeclRange: b.DefRange,
-		TypeRange: b.LabelRanges[0], NameRange: b.LabelRanges[1]}
+		TypeRange: b.LabelRanges[0], NameRange: b.LabelRanges[1], Uses: map[string]*hcl.Attribute{}}
+	for _, name := range UseArguments {
+		if a, ok := content.Attributes[name]; ok {
+			s.Uses[name] = a
+		}
+	}
 	for i, label := range b.Labels {
 		if !hclsyntax.ValidIdentifier(label) {
 			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid stage label",

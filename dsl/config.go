@@ -91,12 +91,15 @@ type Dataset struct {
 }
 
 // Stage is a stage block. Body holds only the plugin-owned arguments: the
-// engine's own (depends_on) are already taken out.
+// engine's own meta-arguments are already taken out.
 type Stage struct {
 	Type      string
 	Name      string
 	Body      hcl.Body
 	DependsOn []hcl.Traversal
+	// Uses holds the UseArguments the stage sets, by name, unevaluated:
+	// the engine checks them against what the stage type takes.
+	Uses map[string]*hcl.Attribute
 	// NCCLEnv overrides the NCCL settings the engine derives from the
 	// hardware; NCCLEnvRange is where it was written.
 	NCCLEnv      map[string]string

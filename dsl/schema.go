@@ -54,12 +54,20 @@ var outputSchema = &hcl.BodySchema{
 	},
 }
 
-// stageMetaSchema holds the stage arguments the engine owns; everything else
-// in a stage body belongs to the plugin.
+// stageMetaSchema holds the stage arguments the engine owns (its
+// meta-arguments); everything else in a stage body belongs to the plugin.
 var stageMetaSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "depends_on"},
 		{Name: "nccl_env"},
 		{Name: "executor"},
+		{Name: "hardware"},
+		{Name: "model"},
+		{Name: "layout"},
 	},
 }
+
+// UseArguments are the meta-arguments that name a block the stage uses:
+// hardware.NAME, model.NAME and layout.NAME (or layout = "auto"). Which
+// of them a stage type takes is its plugin's to say.
+var UseArguments = []string{"hardware", "model", "layout"}

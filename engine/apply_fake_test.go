@@ -45,8 +45,11 @@ func newStepWorld() *stepWorld {
 var stepSchema = &api.BlockSchema{Attributes: map[string]*api.Attribute{
 	"value": {Type: cty.String}, "input": {Type: cty.String}, "tag": {Type: cty.String},
 	"fail": {Type: cty.Bool}, "crash": {Type: cty.Bool}, "sleep": {Type: cty.String},
-	"hang": {Type: cty.Bool}, "gpus": {Type: cty.Number}, "hardware": {Type: cty.DynamicPseudoType},
+	"hang": {Type: cty.Bool}, "gpus": {Type: cty.Number},
 }}
+
+// stepContract: a step may name the hardware whose GPUs it claims.
+var stepContract = &api.StageContract{MetaArguments: []api.MetaArgument{{Name: api.MetaHardware}}}
 
 // planning is the provider plan consults; it never applies.
 func (w *stepWorld) planning() api.Provider { return &stepProvider{world: w} }
@@ -136,7 +139,7 @@ type stepProvider struct {
 
 func (p *stepProvider) Schema(context.Context) (*api.Schema, error) {
 	return &api.Schema{Name: "step", Version: "1.0", Capabilities: []string{api.CapabilityStop},
-		StageTypes: map[string]*api.BlockSchema{"step": stepSchema}}, nil
+		StageTypes: map[string]*api.BlockSchema{"step": stepSchema}, Contracts: map[string]*api.StageContract{"step": stepContract}}, nil
 }
 
 func (p *stepProvider) ValidateStage(context.Context, *api.StageRequest) (api.Diagnostics, error) {

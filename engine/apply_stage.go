@@ -51,12 +51,18 @@ func (a *applier) runStage(ctx context.Context, sp *StagePlan) *StageResult {
 	return a.execute(ctx, sp, n, config, hash)
 }
 
-// decode evaluates the stage body with the outputs known so far.
+// decode evaluates the stage body and its meta-arguments with the outputs
+// known so far.
 func (a *applier) decode(n *stageNode) (cty.Value, hcl.Diagnostics) {
 	a.mu.Lock()
 	ctx := a.eval.evalContext(n)
 	a.mu.Unlock()
-	return hcldec.Decode(n.cfg.Body, n.spec, ctx)
+	config, diags := hcldec.Decode(n.cfg.Body, n.spec, ctx)
+	if diags.HasErrors() {
+		return config, diags
+	}
+	config, udiags := withUses(n, config, ctx)
+	return config, append(diags, udiags...)
 }
 
 // cacheHit: the stage was planned to run because its inputs were unknown,
@@ -273,7 +279,7 @@ func (a *applier) askToStop(proc PluginProcess, done <-chan callResult) (callRes
 // judge turns what the call returned into the stage's outcome.
 func (a *applier) judge(sp *StagePlan, n *stageNode, proc PluginProcess, res callResult, stopped string, r *StageResult) {
 	if res.err == nil && res.resp != nil {
-		r.Diagnostics = api.ToHCL(res.resp.Diagnostics, n.cfg.Body, n.spec)
+		r.Diagnostics = useDiags(n, res.resp.Diagnostics)
 	}
 	switch {
 	case stopped == stoppedInterrupted:

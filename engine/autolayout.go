@@ -10,10 +10,6 @@ import (
 	"github.com/gpuflow/gpuflow/engine/layout"
 )
 
-// argGlobalBatch is the training argument that gives layout = "auto" its
-// global batch; a layout block with an auto block carries its own.
-const argGlobalBatch = "global_batch"
-
 // AutoLayoutPlan is the search behind an auto layout: what it chose, the
 // runners-up and why each lost.
 type AutoLayoutPlan struct {
@@ -70,18 +66,15 @@ func (p *planner) searchLayout(n *stageNode, sp *StagePlan, config cty.Value) hc
 // searchRequest gathers the search's fixed choices from the auto layout
 // block, or from the stage for layout = "auto".
 func (p *planner) searchRequest(n *stageNode, config cty.Value, use *hcl.Range) (autolayout.Request, hcl.Diagnostics) {
-	req := autolayout.Request{Objective: autolayout.ObjectiveThroughput, Framework: stringArg(config, argFramework),
-		LoRA: loraArg(config), Calibration: p.opts.Calibration.For(calibrationKey(p.w.Hardware[n.hardware]))}
-	if v := numberArg(config, argTrainTokens); v > 0 {
-		req.TrainTokens = v
-	} else if v := numberArg(config, argSteps); v > 0 {
-		req.TrainSteps = int64(v)
-	}
+	in := readEstimateInputs(n.plugin.Contract, config)
+	req := autolayout.Request{Objective: autolayout.ObjectiveThroughput, Framework: in.framework, LoRA: in.lora,
+		TrainTokens: in.trainTokens, TrainSteps: in.trainSteps,
+		Calibration: p.opts.Calibration.For(calibrationKey(p.w.Hardware[n.hardware]))}
 	if n.layoutAuto {
-		req.GlobalBatch = int(numberArg(config, argGlobalBatch))
+		req.GlobalBatch = in.globalBatch
 		if req.GlobalBatch <= 0 {
 			return req, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Auto layout without a global batch",
-				Detail:  "layout = \"auto\" keeps the global batch fixed while it searches; set global_batch on the stage, or use a layout block with global_batch and an auto block.",
+				Detail:  fmt.Sprintf("layout = \"auto\" keeps the global batch fixed while it searches; %s, or use a layout block with global_batch and an auto block.", globalBatchAdvice(n)),
 				Subject: use}}
 		}
 		return req, nil
@@ -117,4 +110,13 @@ func bindLayout(config cty.Value, sp *StagePlan) cty.Value {
 	attrs := config.AsValueMap()
 	attrs["layout"] = layoutValue(sp.Layout.Name, sp.Layout.Layout)
 	return cty.ObjectVal(attrs)
+}
+
+// globalBatchAdvice says where a stage sets the global batch a search of
+// layout = "auto" keeps, as its contract names it.
+func globalBatchAdvice(n *stageNode) string {
+	if c := n.plugin.Contract; c != nil && c.Estimate != nil && c.Estimate.GlobalBatch != "" {
+		return fmt.Sprintf("set %s on the stage", c.Estimate.GlobalBatch)
+	}
+	return fmt.Sprintf("stage type %q takes no global batch", n.cfg.Type)
 }

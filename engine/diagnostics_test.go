@@ -187,12 +187,9 @@ func (probeProvider) Schema(context.Context) (*api.Schema, error) {
 	return &api.Schema{Name: "probe", Version: "0.0.1", StageTypes: map[string]*api.BlockSchema{
 		"probe": {
 			Attributes: map[string]*api.Attribute{
-				"hardware": {Type: cty.DynamicPseudoType},
-				"model":    {Type: cty.DynamicPseudoType},
-				"layout":   {Type: cty.DynamicPseudoType},
-				"input":    {Type: cty.DynamicPseudoType},
-				"count":    {Type: cty.Number},
-				"ratio":    {Type: cty.Number},
+				"input": {Type: cty.DynamicPseudoType},
+				"count": {Type: cty.Number},
+				"ratio": {Type: cty.Number},
 			},
 			Blocks: map[string]*api.NestedBlock{
 				"check": {Nesting: api.NestingList, Block: api.BlockSchema{
@@ -200,7 +197,10 @@ func (probeProvider) Schema(context.Context) (*api.Schema, error) {
 				}},
 			},
 		},
-	}}, nil
+	}, Contracts: map[string]*api.StageContract{"probe": {
+		MetaArguments: []api.MetaArgument{{Name: api.MetaHardware}, {Name: api.MetaModel}, {Name: api.MetaLayout}},
+		Estimate:      &api.EstimateInputs{Work: api.WorkTrain},
+	}}}, nil
 }
 
 // ValidateStage rejects a ratio outside [0, 1] and a negative check limit,

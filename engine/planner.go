@@ -125,10 +125,15 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	config, cdiags := hcldec.Decode(s.Body, n.spec, p.evalContext(n))
+	eval := p.evalContext(n)
+	config, cdiags := hcldec.Decode(s.Body, n.spec, eval)
 	cdiags = append(cdiags, numbersInRange(config, s.Body, n.spec)...)
 	diags = append(diags, cdiags...)
 	if cdiags.HasErrors() {
+		return nil, diags
+	}
+	config, cdiags = withUses(n, config, eval)
+	if diags = append(diags, cdiags...); cdiags.HasErrors() {
 		return nil, diags
 	}
 	// The layout is settled (searched, for an auto layout) before the
@@ -182,7 +187,7 @@ func (p *planner) pluginDiags(n *stageNode, d api.Diagnostics, err error, call s
 			Detail:  fmt.Sprintf("Plugin %s failed to %s stage %s: %s.", n.plugin.Name, call, n.cfg.Addr(), err),
 			Subject: n.cfg.DeclRange.Ptr()}}
 	}
-	return api.ToHCL(d, n.cfg.Body, n.spec)
+	return useDiags(n, d)
 }
 
 // resolveUses fills the stage's hardware, model, layout and placement, and

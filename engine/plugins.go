@@ -15,10 +15,14 @@ type Plugins interface {
 	StageTypes(ctx context.Context) []string
 }
 
-// Plugin is a provider with its identity and the schema of one stage type.
+// Plugin is a provider with its identity, and the schema and contract of
+// one stage type.
 type Plugin struct {
 	Name     string
 	Version  string
 	Provider api.Provider
 	Schema   *api.BlockSchema
+	// Contract says which meta-arguments the stage type takes and what it
+	// contributes to the estimate; nil takes none and is not estimated.
+	Contract *api.StageContract
 }

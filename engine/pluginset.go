@@ -27,7 +27,7 @@ func NewPluginSet(ctx context.Context, providers ...api.Provider) (*PluginSet, e
 			if prev := s.byType[t]; prev != nil {
 				return nil, fmt.Errorf("stage type %q is served by both plugin %s and plugin %s; remove one of them", t, prev.Name, schema.Name)
 			}
-			s.byType[t] = &Plugin{Name: schema.Name, Version: schema.Version, Provider: p, Schema: bs}
+			s.byType[t] = &Plugin{Name: schema.Name, Version: schema.Version, Provider: p, Schema: bs, Contract: schema.Contracts[t]}
 		}
 	}
 	return s, nil

@@ -9,8 +9,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hcldec"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/dsl"
 	"github.com/gpuflow/gpuflow/engine/dag"
@@ -119,7 +117,7 @@ func (w *Workload) stageNode(ctx context.Context, s *dsl.Stage, plugins Plugins)
 	for _, tr := range hcldec.Variables(s.Body, n.spec) {
 		diags = append(diags, w.checkRef(n, tr)...)
 	}
-	diags = append(diags, n.readUses(w)...)
+	diags = append(diags, w.readUses(n)...)
 	return n, diags
 }
 
@@ -206,51 +204,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// readUses records which hardware, model and layout blocks the stage's
-// arguments of those names refer to; the engine needs them for placement
-// and estimates. layout = "auto" asks for a searched layout.
-func (n *stageNode) readUses(w *Workload) hcl.Diagnostics {
-	body, ok := n.cfg.Body.(*hclsyntax.Body)
-	if !ok {
-		return nil
-	}
-	var diags hcl.Diagnostics
-	for _, ns := range []string{"hardware", "model", "layout"} {
-		a, present := body.Attributes[ns]
-		if !present {
-			continue
-		}
-		n.useRange[ns] = a.Expr.Range()
-		if ns == "layout" {
-			if v, vdiags := a.Expr.Value(nil); !vdiags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() && v.AsString() == "auto" {
-				n.layoutAuto = true
-				continue
-			}
-		}
-		tr, tdiags := hcl.AbsTraversalForExpr(a.Expr)
-		var step hcl.TraverseAttr
-		if !tdiags.HasErrors() && len(tr) == 2 && tr.RootName() == ns {
-			step, _ = tr[1].(hcl.TraverseAttr)
-		}
-		if step.Name == "" {
-			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Invalid %s argument", ns),
-				Detail:  fmt.Sprintf("%s must refer to a %s block, as %s = %s.NAME.", ns, ns, ns, ns),
-				Subject: a.Expr.Range().Ptr()})
-			continue
-		}
-		name := step.Name
-		switch ns {
-		case "hardware":
-			n.hardware = name
-		case "model":
-			n.model = name
-		case "layout":
-			n.layout = name
-		}
-	}
-	return diags
 }
 
 // CheckStages reports problems with stage types, references and

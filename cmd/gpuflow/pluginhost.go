@@ -57,7 +57,8 @@ func (p *planningPlugins) Plugin(ctx context.Context, stageType string) (*engine
 	}
 	// The plugin's name is the one it was found under (gpuflow-plugin-NAME):
 	// apply starts a process per stage by that name.
-	return &engine.Plugin{Name: ext.Name(), Version: schema.Version, Provider: ext, Schema: schema.StageTypes[stageType]}, nil
+	return &engine.Plugin{Name: ext.Name(), Version: schema.Version, Provider: ext, Schema: schema.StageTypes[stageType],
+		Contract: schema.Contracts[stageType]}, nil
 }
 
 // StageTypes lists built-in and external stage types.

@@ -32,6 +32,10 @@ type Schema struct {
 	// StageTypes maps a stage type (the first label of a stage block) to the
 	// schema of its body.
 	StageTypes map[string]*BlockSchema
+	// Contracts maps a stage type to what it declares to the engine beyond
+	// its body; a stage type without one takes no meta-arguments and is
+	// not estimated.
+	Contracts map[string]*StageContract
 }
 
 // BlockSchema is an hcldec-style description of a block body.

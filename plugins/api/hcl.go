@@ -29,6 +29,21 @@ func (b *BlockSchema) DecoderSpec() hcldec.Spec {
 	return spec
 }
 
+// StageDecoderSpec is the spec a stage body decodes with outside the
+// engine (a plugin's tests, a standalone tool): the schema's arguments
+// plus the meta-arguments the contract takes, as values of any type, which
+// is how the engine hands them to the plugin.
+func StageDecoderSpec(schema *BlockSchema, contract *StageContract) hcldec.Spec {
+	spec := schema.DecoderSpec().(hcldec.ObjectSpec)
+	if contract == nil {
+		return spec
+	}
+	for _, m := range contract.MetaArguments {
+		spec[m.Name] = &hcldec.AttrSpec{Name: m.Name, Type: cty.DynamicPseudoType, Required: m.Required}
+	}
+	return spec
+}
+
 // ToHCL turns a plugin's diagnostics about a stage body into HCL
 // diagnostics whose Subject is the source that each one's Path points at
 // (see PathRange). body and spec are the stage body and the spec it was

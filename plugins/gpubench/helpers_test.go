@@ -13,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/hardware"
+	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -40,7 +41,7 @@ func decodeHCL(t *testing.T, src string) cty.Value {
 		"hardware": cty.ObjectVal(map[string]cty.Value{"lab": h200x4().Value()}),
 		"later":    cty.UnknownVal(cty.Number),
 	}}
-	v, diags := hcldec.Decode(f.Body, StageSchema().DecoderSpec(), ctx)
+	v, diags := hcldec.Decode(f.Body, api.StageDecoderSpec(StageSchema(), StageContract()), ctx)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

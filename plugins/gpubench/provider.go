@@ -57,11 +57,16 @@ func (p *Provider) Schema(context.Context) (*api.Schema, error) {
 		Version:      Version,
 		Capabilities: []string{api.CapabilityStop},
 		StageTypes:   map[string]*api.BlockSchema{StageType: stageSchema},
+		Contracts:    map[string]*api.StageContract{StageType: contract},
 	}, nil
 }
 
 // StageSchema is the body schema of a benchmark stage.
 func StageSchema() *api.BlockSchema { return stageSchema }
+
+// StageContract is the benchmark stage's declaration to the engine: the
+// meta-arguments it takes.
+func StageContract() *api.StageContract { return contract }
 
 // ValidateStage implements api.Provider.
 func (p *Provider) ValidateStage(_ context.Context, req *api.StageRequest) (api.Diagnostics, error) {

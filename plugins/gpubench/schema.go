@@ -36,11 +36,15 @@ func single(description string, attrs map[string]*api.Attribute, expect map[stri
 	}}
 }
 
+// contract: a benchmark stage may name its hardware (hardware.NAME), whose
+// GPU count, model, memory and interconnect are health's defaults, and
+// whose node and GPU counts are the stage's claim. It is not estimated.
+var contract = &api.StageContract{MetaArguments: []api.MetaArgument{{Name: api.MetaHardware}}}
+
 // stageSchema is the body of a benchmark stage.
 var stageSchema = &api.BlockSchema{
 	Description: "Acceptance checks of the GPUs of one node, each optional, each with thresholds.",
 	Attributes: map[string]*api.Attribute{
-		"hardware": attr(cty.DynamicPseudoType, "The hardware profile (hardware.NAME): its GPU count, model, memory and interconnect are health's defaults, and its node and GPU counts the stage's claim."),
 		"lib_dirs": attr(cty.List(cty.String), "Folders searched first for libcuda, NVML, cuBLASLt and NCCL."),
 	},
 	Blocks: map[string]*api.NestedBlock{

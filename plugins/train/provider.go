@@ -41,9 +41,6 @@ func (p Provider) settings() *settings {
 }
 
 var common = map[string]*api.Attribute{
-	"hardware":         {Type: cty.DynamicPseudoType, Required: true, Description: "hardware.NAME the stage runs on"},
-	"model":            {Type: cty.DynamicPseudoType, Required: true, Description: "model.NAME to train"},
-	"layout":           {Type: cty.DynamicPseudoType, Required: true, Description: "layout.NAME, or \"auto\""},
 	"data":             {Type: cty.DynamicPseudoType, Required: true, Description: "training shards: a path, or a data_prep stage's outputs.train"},
 	"steps":            {Type: cty.Number, Description: "optimizer steps to run (or set train_tokens)"},
 	"train_tokens":     {Type: cty.Number, Description: "tokens to train on (or set steps)"},
@@ -109,12 +106,22 @@ func finetuneSchema() *api.BlockSchema {
 	}
 }
 
+// contract is both stage types' declaration to the engine: they train a
+// model with a layout on hardware, all three required, and are estimated
+// from their budget, framework and adapters.
+var contract = &api.StageContract{
+	MetaArguments: []api.MetaArgument{{Name: api.MetaHardware, Required: true}, {Name: api.MetaModel, Required: true},
+		{Name: api.MetaLayout, Required: true}},
+	Estimate: &api.EstimateInputs{Work: api.WorkTrain, TrainTokens: "train_tokens", Steps: "steps", Framework: "framework",
+		LoRA: "lora", GlobalBatch: "global_batch", CheckpointEvery: "checkpoint_every"},
+}
+
 // Schema describes both stage types.
 func (Provider) Schema(context.Context) (*api.Schema, error) {
-	return &api.Schema{Name: Name, Version: Version, Capabilities: []string{api.CapabilityStop}, StageTypes: map[string]*api.BlockSchema{
-		"pretrain": pretrainSchema(),
-		"finetune": finetuneSchema(),
-	}}, nil
+	return &api.Schema{Name: Name, Version: Version, Capabilities: []string{api.CapabilityStop},
+		StageTypes: map[string]*api.BlockSchema{"pretrain": pretrainSchema(), "finetune": finetuneSchema()},
+		Contracts:  map[string]*api.StageContract{"pretrain": contract, "finetune": contract},
+	}, nil
 }
 
 // ValidateStage checks the training arguments that the schema cannot.

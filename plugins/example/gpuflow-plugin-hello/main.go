@@ -9,6 +9,18 @@
 //	  file     = "greeting.txt"  # optional, inside the run directory
 //	}
 //
+// Its stage type "hello_train" shows how a stage gets gpuflow's estimate of
+// memory, time and cost: it takes the engine's hardware, model and layout
+// meta-arguments and says, in its contract, which of its arguments holds
+// the token budget. Applying it writes what it would train to a file:
+//
+//	stage "hello_train" "tiny" {
+//	  hardware = hardware.lab
+//	  model    = model.tiny
+//	  layout   = layout.one
+//	  tokens   = 1e9
+//	}
+//
 // Install it by putting the built executable on $GPUFLOW_PLUGIN_PATH, in
 // .gpuflow/plugins, beside gpuflow or on $PATH.
 package main
@@ -38,13 +50,26 @@ func (hello) Schema(context.Context) (*api.Schema, error) {
 	return &api.Schema{
 		Name:    "hello",
 		Version: "1.0.0",
-		StageTypes: map[string]*api.BlockSchema{"hello": {
-			Description: "Writes a greeting to a file.",
-			Attributes: map[string]*api.Attribute{
-				"name":     {Type: cty.String, Required: true, Description: "Who to greet."},
-				"greeting": {Type: cty.String, Description: `The greeting; default "Hello".`},
-				"file":     {Type: cty.String, Description: `File name in the run directory; default "greeting.txt".`},
+		StageTypes: map[string]*api.BlockSchema{
+			"hello": {
+				Description: "Writes a greeting to a file.",
+				Attributes: map[string]*api.Attribute{
+					"name":     {Type: cty.String, Required: true, Description: "Who to greet."},
+					"greeting": {Type: cty.String, Description: `The greeting; default "Hello".`},
+					"file":     {Type: cty.String, Description: `File name in the run directory; default "greeting.txt".`},
+				},
 			},
+			"hello_train": {
+				Description: "Writes what a training run of the model would do to a file.",
+				Attributes: map[string]*api.Attribute{
+					"tokens": {Type: cty.Number, Required: true, Description: "Tokens to train on."},
+				},
+			},
+		},
+		Contracts: map[string]*api.StageContract{"hello_train": {
+			MetaArguments: []api.MetaArgument{{Name: api.MetaHardware, Required: true},
+				{Name: api.MetaModel, Required: true}, {Name: api.MetaLayout, Required: true}},
+			Estimate: &api.EstimateInputs{Work: api.WorkTrain, TrainTokens: "tokens"},
 		}},
 	}, nil
 }
@@ -88,11 +113,17 @@ func decode(body cty.Value) (config, api.Diagnostics) {
 }
 
 func (hello) ValidateStage(_ context.Context, req *api.StageRequest) (api.Diagnostics, error) {
+	if req.Type == "hello_train" {
+		return nil, nil
+	}
 	_, diags := decode(req.Config)
 	return diags, nil
 }
 
 func (hello) PlanStage(_ context.Context, req *api.StageRequest) (*api.PlanResponse, error) {
+	if req.Type == "hello_train" {
+		return &api.PlanResponse{Details: []api.Detail{{Key: "trains", Value: trainSummary(req.Config)}}}, nil
+	}
 	cfg, diags := decode(req.Config)
 	return &api.PlanResponse{
 		Details:     []api.Detail{{Key: "greeting", Value: cfg.message()}, {Key: "file", Value: cfg.file}},
@@ -102,26 +133,54 @@ func (hello) PlanStage(_ context.Context, req *api.StageRequest) (*api.PlanRespo
 
 func (c config) message() string { return fmt.Sprintf("%s, %s!\n", c.greeting, c.name) }
 
+// trainSummary names the model, the layout's degrees and the budget a
+// hello_train stage received: the meta-arguments arrive in its config,
+// resolved by the engine, like its own arguments.
+func trainSummary(body cty.Value) string {
+	name := func(v cty.Value) string {
+		if v.IsKnown() && !v.IsNull() && v.Type().IsObjectType() && v.Type().HasAttribute("name") {
+			return v.GetAttr("name").AsString()
+		}
+		return "?"
+	}
+	tokens := "?"
+	if v := body.GetAttr("tokens"); v.IsKnown() && !v.IsNull() {
+		tokens = v.AsBigFloat().Text('g', 4)
+	}
+	return fmt.Sprintf("model %s with layout %s on %s, %s tokens", name(body.GetAttr("model")), name(body.GetAttr("layout")),
+		name(body.GetAttr("hardware")), tokens)
+}
+
 func (hello) ApplyStage(_ context.Context, req *api.ApplyRequest, sink api.EventSink) (*api.ApplyResponse, error) {
+	if req.Type == "hello_train" {
+		return writeResult(req, sink, "plan", "plan.txt", trainSummary(req.Config)+"\n", "")
+	}
 	cfg, diags := decode(req.Config)
 	if diags.HasErrors() {
 		return &api.ApplyResponse{Diagnostics: diags}, nil
 	}
-	path, err := api.AbsPath(req.RunDir, cfg.file) // outputs that are paths are absolute
+	return writeResult(req, sink, "greeting", cfg.file, cfg.message(), "greeted "+cfg.name)
+}
+
+// writeResult writes msg to file in the run directory, reports it as the
+// artifact called name and outputs its path.
+func writeResult(req *api.ApplyRequest, sink api.EventSink, name, file, msg, logLine string) (*api.ApplyResponse, error) {
+	path, err := api.AbsPath(req.RunDir, file) // outputs that are paths are absolute
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	msg := cfg.message()
 	if err := os.WriteFile(path, []byte(msg), 0o644); err != nil {
 		return nil, err
 	}
-	sdk.Logger().Info("wrote greeting", "path", path)
+	sdk.Logger().Info("wrote", "path", path)
 	now := time.Now()
-	sink.Send(api.Event{Time: now, Log: &api.Log{Level: "info", Message: "greeted " + cfg.name}})
-	sink.Send(api.Event{Time: now, Artifact: &api.Artifact{Name: "greeting", Path: path, Bytes: int64(len(msg))}})
+	if logLine != "" {
+		sink.Send(api.Event{Time: now, Log: &api.Log{Level: "info", Message: logLine}})
+	}
+	sink.Send(api.Event{Time: now, Artifact: &api.Artifact{Name: name, Path: path, Bytes: int64(len(msg))}})
 	return &api.ApplyResponse{Outputs: map[string]cty.Value{"path": cty.StringVal(path)}}, nil
 }
 

@@ -312,7 +312,12 @@ type Schema struct {
 	Capabilities []string `protobuf:"bytes,3,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// stage_types maps a stage type (a stage block's first label) to the
 	// schema of its body.
-	StageTypes    map[string]*Schema_Block `protobuf:"bytes,4,rep,name=stage_types,json=stageTypes,proto3" json:"stage_types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	StageTypes map[string]*Schema_Block `protobuf:"bytes,4,rep,name=stage_types,json=stageTypes,proto3" json:"stage_types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// contracts maps a stage type to what it takes from the engine besides
+	// its body (the engine's meta-arguments) and what it gives the engine's
+	// estimator. A stage type without one takes no meta-arguments and is not
+	// estimated; a host that predates the field sees none.
+	Contracts     map[string]*StageContract `protobuf:"bytes,5,rep,name=contracts,proto3" json:"contracts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -375,6 +380,69 @@ func (x *Schema) GetStageTypes() map[string]*Schema_Block {
 	return nil
 }
 
+func (x *Schema) GetContracts() map[string]*StageContract {
+	if x != nil {
+		return x.Contracts
+	}
+	return nil
+}
+
+// StageContract is what a stage type declares to the engine beyond the
+// schema of its body.
+type StageContract struct {
+	state         protoimpl.MessageState        `protogen:"open.v1"`
+	MetaArguments []*StageContract_MetaArgument `protobuf:"bytes,1,rep,name=meta_arguments,json=metaArguments,proto3" json:"meta_arguments,omitempty"`
+	// estimate is set when the engine should estimate the stage; it needs
+	// the hardware, model and layout meta-arguments.
+	Estimate      *StageContract_EstimateInputs `protobuf:"bytes,2,opt,name=estimate,proto3" json:"estimate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StageContract) Reset() {
+	*x = StageContract{}
+	mi := &file_plugin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageContract) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageContract) ProtoMessage() {}
+
+func (x *StageContract) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageContract.ProtoReflect.Descriptor instead.
+func (*StageContract) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *StageContract) GetMetaArguments() []*StageContract_MetaArgument {
+	if x != nil {
+		return x.MetaArguments
+	}
+	return nil
+}
+
+func (x *StageContract) GetEstimate() *StageContract_EstimateInputs {
+	if x != nil {
+		return x.Estimate
+	}
+	return nil
+}
+
 type StageRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Type  string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -389,7 +457,7 @@ type StageRequest struct {
 
 func (x *StageRequest) Reset() {
 	*x = StageRequest{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +469,7 @@ func (x *StageRequest) String() string {
 func (*StageRequest) ProtoMessage() {}
 
 func (x *StageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +482,7 @@ func (x *StageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageRequest.ProtoReflect.Descriptor instead.
 func (*StageRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StageRequest) GetType() string {
@@ -460,7 +528,7 @@ type GetSchema struct {
 
 func (x *GetSchema) Reset() {
 	*x = GetSchema{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -472,7 +540,7 @@ func (x *GetSchema) String() string {
 func (*GetSchema) ProtoMessage() {}
 
 func (x *GetSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -485,7 +553,7 @@ func (x *GetSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema.ProtoReflect.Descriptor instead.
 func (*GetSchema) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 type ValidateStage struct {
@@ -496,7 +564,7 @@ type ValidateStage struct {
 
 func (x *ValidateStage) Reset() {
 	*x = ValidateStage{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +576,7 @@ func (x *ValidateStage) String() string {
 func (*ValidateStage) ProtoMessage() {}
 
 func (x *ValidateStage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +589,7 @@ func (x *ValidateStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateStage.ProtoReflect.Descriptor instead.
 func (*ValidateStage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 type PlanStage struct {
@@ -532,7 +600,7 @@ type PlanStage struct {
 
 func (x *PlanStage) Reset() {
 	*x = PlanStage{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -544,7 +612,7 @@ func (x *PlanStage) String() string {
 func (*PlanStage) ProtoMessage() {}
 
 func (x *PlanStage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -557,7 +625,7 @@ func (x *PlanStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStage.ProtoReflect.Descriptor instead.
 func (*PlanStage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 type ApplyStage struct {
@@ -568,7 +636,7 @@ type ApplyStage struct {
 
 func (x *ApplyStage) Reset() {
 	*x = ApplyStage{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -580,7 +648,7 @@ func (x *ApplyStage) String() string {
 func (*ApplyStage) ProtoMessage() {}
 
 func (x *ApplyStage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -593,7 +661,7 @@ func (x *ApplyStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStage.ProtoReflect.Descriptor instead.
 func (*ApplyStage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 type Stop struct {
@@ -604,7 +672,7 @@ type Stop struct {
 
 func (x *Stop) Reset() {
 	*x = Stop{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -616,7 +684,7 @@ func (x *Stop) String() string {
 func (*Stop) ProtoMessage() {}
 
 func (x *Stop) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -629,7 +697,7 @@ func (x *Stop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stop.ProtoReflect.Descriptor instead.
 func (*Stop) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 type AttributePath_Step struct {
@@ -646,7 +714,7 @@ type AttributePath_Step struct {
 
 func (x *AttributePath_Step) Reset() {
 	*x = AttributePath_Step{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -658,7 +726,7 @@ func (x *AttributePath_Step) String() string {
 func (*AttributePath_Step) ProtoMessage() {}
 
 func (x *AttributePath_Step) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +814,7 @@ type Schema_Attribute struct {
 
 func (x *Schema_Attribute) Reset() {
 	*x = Schema_Attribute{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -758,7 +826,7 @@ func (x *Schema_Attribute) String() string {
 func (*Schema_Attribute) ProtoMessage() {}
 
 func (x *Schema_Attribute) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -814,7 +882,7 @@ type Schema_NestedBlock struct {
 
 func (x *Schema_NestedBlock) Reset() {
 	*x = Schema_NestedBlock{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -826,7 +894,7 @@ func (x *Schema_NestedBlock) String() string {
 func (*Schema_NestedBlock) ProtoMessage() {}
 
 func (x *Schema_NestedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -881,7 +949,7 @@ type Schema_Block struct {
 
 func (x *Schema_Block) Reset() {
 	*x = Schema_Block{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -893,7 +961,7 @@ func (x *Schema_Block) String() string {
 func (*Schema_Block) ProtoMessage() {}
 
 func (x *Schema_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,6 +998,164 @@ func (x *Schema_Block) GetBlocks() map[string]*Schema_NestedBlock {
 	return nil
 }
 
+type StageContract_MetaArgument struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is one of the engine's meta-arguments: "hardware", "model" or
+	// "layout". The engine decodes it and adds its value to the stage's
+	// config under the same name.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Required      bool   `protobuf:"varint,2,opt,name=required,proto3" json:"required,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StageContract_MetaArgument) Reset() {
+	*x = StageContract_MetaArgument{}
+	mi := &file_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageContract_MetaArgument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageContract_MetaArgument) ProtoMessage() {}
+
+func (x *StageContract_MetaArgument) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageContract_MetaArgument.ProtoReflect.Descriptor instead.
+func (*StageContract_MetaArgument) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{4, 0}
+}
+
+func (x *StageContract_MetaArgument) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StageContract_MetaArgument) GetRequired() bool {
+	if x != nil {
+		return x.Required
+	}
+	return false
+}
+
+// EstimateInputs name the top-level attributes of the stage body that
+// carry what the stage contributes to the estimate; an empty name means
+// the stage has no such attribute.
+type StageContract_EstimateInputs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// work is the kind of work the estimator models: "train".
+	Work string `protobuf:"bytes,1,opt,name=work,proto3" json:"work,omitempty"`
+	// train_tokens: a number, the tokens to train on.
+	TrainTokens string `protobuf:"bytes,2,opt,name=train_tokens,json=trainTokens,proto3" json:"train_tokens,omitempty"`
+	// steps: a number, the optimizer steps; read where no token budget is set.
+	Steps string `protobuf:"bytes,3,opt,name=steps,proto3" json:"steps,omitempty"`
+	// framework: a string naming one of the estimator's frameworks.
+	Framework string `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
+	// lora: an object with rank (a number) and targets (a list of strings).
+	Lora string `protobuf:"bytes,5,opt,name=lora,proto3" json:"lora,omitempty"`
+	// global_batch: a number, the sequences per step a layout = "auto"
+	// search keeps fixed.
+	GlobalBatch string `protobuf:"bytes,6,opt,name=global_batch,json=globalBatch,proto3" json:"global_batch,omitempty"`
+	// checkpoint_every: a number, the steps between checkpoints.
+	CheckpointEvery string `protobuf:"bytes,7,opt,name=checkpoint_every,json=checkpointEvery,proto3" json:"checkpoint_every,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *StageContract_EstimateInputs) Reset() {
+	*x = StageContract_EstimateInputs{}
+	mi := &file_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageContract_EstimateInputs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageContract_EstimateInputs) ProtoMessage() {}
+
+func (x *StageContract_EstimateInputs) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageContract_EstimateInputs.ProtoReflect.Descriptor instead.
+func (*StageContract_EstimateInputs) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{4, 1}
+}
+
+func (x *StageContract_EstimateInputs) GetWork() string {
+	if x != nil {
+		return x.Work
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetTrainTokens() string {
+	if x != nil {
+		return x.TrainTokens
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetSteps() string {
+	if x != nil {
+		return x.Steps
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetFramework() string {
+	if x != nil {
+		return x.Framework
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetLora() string {
+	if x != nil {
+		return x.Lora
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetGlobalBatch() string {
+	if x != nil {
+		return x.GlobalBatch
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetCheckpointEvery() string {
+	if x != nil {
+		return x.CheckpointEvery
+	}
+	return ""
+}
+
 type GetSchema_Request struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -938,7 +1164,7 @@ type GetSchema_Request struct {
 
 func (x *GetSchema_Request) Reset() {
 	*x = GetSchema_Request{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1176,7 @@ func (x *GetSchema_Request) String() string {
 func (*GetSchema_Request) ProtoMessage() {}
 
 func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1189,7 @@ func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema_Request.ProtoReflect.Descriptor instead.
 func (*GetSchema_Request) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{6, 0}
 }
 
 type GetSchema_Response struct {
@@ -975,7 +1201,7 @@ type GetSchema_Response struct {
 
 func (x *GetSchema_Response) Reset() {
 	*x = GetSchema_Response{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1213,7 @@ func (x *GetSchema_Response) String() string {
 func (*GetSchema_Response) ProtoMessage() {}
 
 func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1226,7 @@ func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema_Response.ProtoReflect.Descriptor instead.
 func (*GetSchema_Response) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5, 1}
+	return file_plugin_proto_rawDescGZIP(), []int{6, 1}
 }
 
 func (x *GetSchema_Response) GetSchema() *Schema {
@@ -1019,7 +1245,7 @@ type ValidateStage_Request struct {
 
 func (x *ValidateStage_Request) Reset() {
 	*x = ValidateStage_Request{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1257,7 @@ func (x *ValidateStage_Request) String() string {
 func (*ValidateStage_Request) ProtoMessage() {}
 
 func (x *ValidateStage_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1270,7 @@ func (x *ValidateStage_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateStage_Request.ProtoReflect.Descriptor instead.
 func (*ValidateStage_Request) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{7, 0}
 }
 
 func (x *ValidateStage_Request) GetStage() *StageRequest {
@@ -1063,7 +1289,7 @@ type ValidateStage_Response struct {
 
 func (x *ValidateStage_Response) Reset() {
 	*x = ValidateStage_Response{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1301,7 @@ func (x *ValidateStage_Response) String() string {
 func (*ValidateStage_Response) ProtoMessage() {}
 
 func (x *ValidateStage_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1314,7 @@ func (x *ValidateStage_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateStage_Response.ProtoReflect.Descriptor instead.
 func (*ValidateStage_Response) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6, 1}
+	return file_plugin_proto_rawDescGZIP(), []int{7, 1}
 }
 
 func (x *ValidateStage_Response) GetDiagnostics() []*Diagnostic {
@@ -1107,7 +1333,7 @@ type PlanStage_Request struct {
 
 func (x *PlanStage_Request) Reset() {
 	*x = PlanStage_Request{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1345,7 @@ func (x *PlanStage_Request) String() string {
 func (*PlanStage_Request) ProtoMessage() {}
 
 func (x *PlanStage_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1358,7 @@ func (x *PlanStage_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStage_Request.ProtoReflect.Descriptor instead.
 func (*PlanStage_Request) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{8, 0}
 }
 
 func (x *PlanStage_Request) GetStage() *StageRequest {
@@ -1152,7 +1378,7 @@ type PlanStage_Detail struct {
 
 func (x *PlanStage_Detail) Reset() {
 	*x = PlanStage_Detail{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1164,7 +1390,7 @@ func (x *PlanStage_Detail) String() string {
 func (*PlanStage_Detail) ProtoMessage() {}
 
 func (x *PlanStage_Detail) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1177,7 +1403,7 @@ func (x *PlanStage_Detail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStage_Detail.ProtoReflect.Descriptor instead.
 func (*PlanStage_Detail) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7, 1}
+	return file_plugin_proto_rawDescGZIP(), []int{8, 1}
 }
 
 func (x *PlanStage_Detail) GetKey() string {
@@ -1204,7 +1430,7 @@ type PlanStage_Claims struct {
 
 func (x *PlanStage_Claims) Reset() {
 	*x = PlanStage_Claims{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1442,7 @@ func (x *PlanStage_Claims) String() string {
 func (*PlanStage_Claims) ProtoMessage() {}
 
 func (x *PlanStage_Claims) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1455,7 @@ func (x *PlanStage_Claims) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStage_Claims.ProtoReflect.Descriptor instead.
 func (*PlanStage_Claims) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7, 2}
+	return file_plugin_proto_rawDescGZIP(), []int{8, 2}
 }
 
 func (x *PlanStage_Claims) GetNodes() int64 {
@@ -1259,7 +1485,7 @@ type PlanStage_Response struct {
 
 func (x *PlanStage_Response) Reset() {
 	*x = PlanStage_Response{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1497,7 @@ func (x *PlanStage_Response) String() string {
 func (*PlanStage_Response) ProtoMessage() {}
 
 func (x *PlanStage_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1510,7 @@ func (x *PlanStage_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStage_Response.ProtoReflect.Descriptor instead.
 func (*PlanStage_Response) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7, 3}
+	return file_plugin_proto_rawDescGZIP(), []int{8, 3}
 }
 
 func (x *PlanStage_Response) GetDetails() []*PlanStage_Detail {
@@ -1326,7 +1552,7 @@ type ApplyStage_Request struct {
 
 func (x *ApplyStage_Request) Reset() {
 	*x = ApplyStage_Request{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1338,7 +1564,7 @@ func (x *ApplyStage_Request) String() string {
 func (*ApplyStage_Request) ProtoMessage() {}
 
 func (x *ApplyStage_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1351,7 +1577,7 @@ func (x *ApplyStage_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStage_Request.ProtoReflect.Descriptor instead.
 func (*ApplyStage_Request) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{9, 0}
 }
 
 func (x *ApplyStage_Request) GetStage() *StageRequest {
@@ -1379,7 +1605,7 @@ type ApplyStage_Log struct {
 
 func (x *ApplyStage_Log) Reset() {
 	*x = ApplyStage_Log{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1617,7 @@ func (x *ApplyStage_Log) String() string {
 func (*ApplyStage_Log) ProtoMessage() {}
 
 func (x *ApplyStage_Log) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1630,7 @@ func (x *ApplyStage_Log) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStage_Log.ProtoReflect.Descriptor instead.
 func (*ApplyStage_Log) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8, 1}
+	return file_plugin_proto_rawDescGZIP(), []int{9, 1}
 }
 
 func (x *ApplyStage_Log) GetLevel() string {
@@ -1434,7 +1660,7 @@ type ApplyStage_Progress struct {
 
 func (x *ApplyStage_Progress) Reset() {
 	*x = ApplyStage_Progress{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1672,7 @@ func (x *ApplyStage_Progress) String() string {
 func (*ApplyStage_Progress) ProtoMessage() {}
 
 func (x *ApplyStage_Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1685,7 @@ func (x *ApplyStage_Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStage_Progress.ProtoReflect.Descriptor instead.
 func (*ApplyStage_Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8, 2}
+	return file_plugin_proto_rawDescGZIP(), []int{9, 2}
 }
 
 func (x *ApplyStage_Progress) GetLabel() string {
@@ -1502,7 +1728,7 @@ type ApplyStage_Metric struct {
 
 func (x *ApplyStage_Metric) Reset() {
 	*x = ApplyStage_Metric{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1740,7 @@ func (x *ApplyStage_Metric) String() string {
 func (*ApplyStage_Metric) ProtoMessage() {}
 
 func (x *ApplyStage_Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1753,7 @@ func (x *ApplyStage_Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStage_Metric.ProtoReflect.Descriptor instead.
 func (*ApplyStage_Metric) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8, 3}
+	return file_plugin_proto_rawDescGZIP(), []int{9, 3}
 }
 
 func (x *ApplyStage_Metric) GetName() string {
@@ -1572,7 +1798,7 @@ type ApplyStage_Artifact struct {
 
 func (x *ApplyStage_Artifact) Reset() {
 	*x = ApplyStage_Artifact{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1810,7 @@ func (x *ApplyStage_Artifact) String() string {
 func (*ApplyStage_Artifact) ProtoMessage() {}
 
 func (x *ApplyStage_Artifact) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1823,7 @@ func (x *ApplyStage_Artifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStage_Artifact.ProtoReflect.Descriptor instead.
 func (*ApplyStage_Artifact) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8, 4}
+	return file_plugin_proto_rawDescGZIP(), []int{9, 4}
 }
 
 func (x *ApplyStage_Artifact) GetName() string {
@@ -1639,7 +1865,7 @@ type ApplyStage_Result struct {
 
 func (x *ApplyStage_Result) Reset() {
 	*x = ApplyStage_Result{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1877,7 @@ func (x *ApplyStage_Result) String() string {
 func (*ApplyStage_Result) ProtoMessage() {}
 
 func (x *ApplyStage_Result) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1890,7 @@ func (x *ApplyStage_Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStage_Result.ProtoReflect.Descriptor instead.
 func (*ApplyStage_Result) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8, 5}
+	return file_plugin_proto_rawDescGZIP(), []int{9, 5}
 }
 
 func (x *ApplyStage_Result) GetOutputs() map[string]*DynamicValue {
@@ -1698,7 +1924,7 @@ type ApplyStage_Event struct {
 
 func (x *ApplyStage_Event) Reset() {
 	*x = ApplyStage_Event{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1710,7 +1936,7 @@ func (x *ApplyStage_Event) String() string {
 func (*ApplyStage_Event) ProtoMessage() {}
 
 func (x *ApplyStage_Event) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1723,7 +1949,7 @@ func (x *ApplyStage_Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyStage_Event.ProtoReflect.Descriptor instead.
 func (*ApplyStage_Event) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8, 6}
+	return file_plugin_proto_rawDescGZIP(), []int{9, 6}
 }
 
 func (x *ApplyStage_Event) GetTimeUnixNano() int64 {
@@ -1827,7 +2053,7 @@ type Stop_Request struct {
 
 func (x *Stop_Request) Reset() {
 	*x = Stop_Request{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1839,7 +2065,7 @@ func (x *Stop_Request) String() string {
 func (*Stop_Request) ProtoMessage() {}
 
 func (x *Stop_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1852,7 +2078,7 @@ func (x *Stop_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stop_Request.ProtoReflect.Descriptor instead.
 func (*Stop_Request) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{10, 0}
 }
 
 type Stop_Response struct {
@@ -1863,7 +2089,7 @@ type Stop_Response struct {
 
 func (x *Stop_Response) Reset() {
 	*x = Stop_Response{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2101,7 @@ func (x *Stop_Response) String() string {
 func (*Stop_Response) ProtoMessage() {}
 
 func (x *Stop_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2114,7 @@ func (x *Stop_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stop_Response.ProtoReflect.Descriptor instead.
 func (*Stop_Response) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9, 1}
+	return file_plugin_proto_rawDescGZIP(), []int{10, 1}
 }
 
 var File_plugin_proto protoreflect.FileDescriptor
@@ -1916,13 +2142,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04path\x18\x04 \x01(\v2 .gpuflow.plugin.v1.AttributePathR\x04path\"\"\n" +
 	"\bSeverity\x12\t\n" +
 	"\x05ERROR\x10\x00\x12\v\n" +
-	"\aWARNING\x10\x01\"\xf6\a\n" +
+	"\aWARNING\x10\x01\"\x9e\t\n" +
 	"\x06Schema\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\"\n" +
 	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\x12J\n" +
 	"\vstage_types\x18\x04 \x03(\v2).gpuflow.plugin.v1.Schema.StageTypesEntryR\n" +
-	"stageTypes\x1a{\n" +
+	"stageTypes\x12F\n" +
+	"\tcontracts\x18\x05 \x03(\v2(.gpuflow.plugin.v1.Schema.ContractsEntryR\tcontracts\x1a{\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\fR\x04type\x12\x1a\n" +
 	"\brequired\x18\x02 \x01(\bR\brequired\x12\x1c\n" +
@@ -1951,7 +2178,24 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2%.gpuflow.plugin.v1.Schema.NestedBlockR\x05value:\x028\x01\x1a^\n" +
 	"\x0fStageTypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
-	"\x05value\x18\x02 \x01(\v2\x1f.gpuflow.plugin.v1.Schema.BlockR\x05value:\x028\x01\"\xfe\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x1f.gpuflow.plugin.v1.Schema.BlockR\x05value:\x028\x01\x1a^\n" +
+	"\x0eContractsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x126\n" +
+	"\x05value\x18\x02 \x01(\v2 .gpuflow.plugin.v1.StageContractR\x05value:\x028\x01\"\xd2\x03\n" +
+	"\rStageContract\x12T\n" +
+	"\x0emeta_arguments\x18\x01 \x03(\v2-.gpuflow.plugin.v1.StageContract.MetaArgumentR\rmetaArguments\x12K\n" +
+	"\bestimate\x18\x02 \x01(\v2/.gpuflow.plugin.v1.StageContract.EstimateInputsR\bestimate\x1a>\n" +
+	"\fMetaArgument\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\brequired\x18\x02 \x01(\bR\brequired\x1a\xdd\x01\n" +
+	"\x0eEstimateInputs\x12\x12\n" +
+	"\x04work\x18\x01 \x01(\tR\x04work\x12!\n" +
+	"\ftrain_tokens\x18\x02 \x01(\tR\vtrainTokens\x12\x14\n" +
+	"\x05steps\x18\x03 \x01(\tR\x05steps\x12\x1c\n" +
+	"\tframework\x18\x04 \x01(\tR\tframework\x12\x12\n" +
+	"\x04lora\x18\x05 \x01(\tR\x04lora\x12!\n" +
+	"\fglobal_batch\x18\x06 \x01(\tR\vglobalBatch\x12)\n" +
+	"\x10checkpoint_every\x18\a \x01(\tR\x0fcheckpointEvery\"\xfe\x01\n" +
 	"\fStageRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x127\n" +
@@ -2048,92 +2292,100 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_plugin_proto_goTypes = []any{
-	(Diagnostic_Severity)(0),        // 0: gpuflow.plugin.v1.Diagnostic.Severity
-	(Schema_NestedBlock_Nesting)(0), // 1: gpuflow.plugin.v1.Schema.NestedBlock.Nesting
-	(*DynamicValue)(nil),            // 2: gpuflow.plugin.v1.DynamicValue
-	(*AttributePath)(nil),           // 3: gpuflow.plugin.v1.AttributePath
-	(*Diagnostic)(nil),              // 4: gpuflow.plugin.v1.Diagnostic
-	(*Schema)(nil),                  // 5: gpuflow.plugin.v1.Schema
-	(*StageRequest)(nil),            // 6: gpuflow.plugin.v1.StageRequest
-	(*GetSchema)(nil),               // 7: gpuflow.plugin.v1.GetSchema
-	(*ValidateStage)(nil),           // 8: gpuflow.plugin.v1.ValidateStage
-	(*PlanStage)(nil),               // 9: gpuflow.plugin.v1.PlanStage
-	(*ApplyStage)(nil),              // 10: gpuflow.plugin.v1.ApplyStage
-	(*Stop)(nil),                    // 11: gpuflow.plugin.v1.Stop
-	(*AttributePath_Step)(nil),      // 12: gpuflow.plugin.v1.AttributePath.Step
-	(*Schema_Attribute)(nil),        // 13: gpuflow.plugin.v1.Schema.Attribute
-	(*Schema_NestedBlock)(nil),      // 14: gpuflow.plugin.v1.Schema.NestedBlock
-	(*Schema_Block)(nil),            // 15: gpuflow.plugin.v1.Schema.Block
-	nil,                             // 16: gpuflow.plugin.v1.Schema.StageTypesEntry
-	nil,                             // 17: gpuflow.plugin.v1.Schema.Block.AttributesEntry
-	nil,                             // 18: gpuflow.plugin.v1.Schema.Block.BlocksEntry
-	nil,                             // 19: gpuflow.plugin.v1.StageRequest.EnvEntry
-	(*GetSchema_Request)(nil),       // 20: gpuflow.plugin.v1.GetSchema.Request
-	(*GetSchema_Response)(nil),      // 21: gpuflow.plugin.v1.GetSchema.Response
-	(*ValidateStage_Request)(nil),   // 22: gpuflow.plugin.v1.ValidateStage.Request
-	(*ValidateStage_Response)(nil),  // 23: gpuflow.plugin.v1.ValidateStage.Response
-	(*PlanStage_Request)(nil),       // 24: gpuflow.plugin.v1.PlanStage.Request
-	(*PlanStage_Detail)(nil),        // 25: gpuflow.plugin.v1.PlanStage.Detail
-	(*PlanStage_Claims)(nil),        // 26: gpuflow.plugin.v1.PlanStage.Claims
-	(*PlanStage_Response)(nil),      // 27: gpuflow.plugin.v1.PlanStage.Response
-	(*ApplyStage_Request)(nil),      // 28: gpuflow.plugin.v1.ApplyStage.Request
-	(*ApplyStage_Log)(nil),          // 29: gpuflow.plugin.v1.ApplyStage.Log
-	(*ApplyStage_Progress)(nil),     // 30: gpuflow.plugin.v1.ApplyStage.Progress
-	(*ApplyStage_Metric)(nil),       // 31: gpuflow.plugin.v1.ApplyStage.Metric
-	(*ApplyStage_Artifact)(nil),     // 32: gpuflow.plugin.v1.ApplyStage.Artifact
-	(*ApplyStage_Result)(nil),       // 33: gpuflow.plugin.v1.ApplyStage.Result
-	(*ApplyStage_Event)(nil),        // 34: gpuflow.plugin.v1.ApplyStage.Event
-	nil,                             // 35: gpuflow.plugin.v1.ApplyStage.Result.OutputsEntry
-	(*Stop_Request)(nil),            // 36: gpuflow.plugin.v1.Stop.Request
-	(*Stop_Response)(nil),           // 37: gpuflow.plugin.v1.Stop.Response
+	(Diagnostic_Severity)(0),             // 0: gpuflow.plugin.v1.Diagnostic.Severity
+	(Schema_NestedBlock_Nesting)(0),      // 1: gpuflow.plugin.v1.Schema.NestedBlock.Nesting
+	(*DynamicValue)(nil),                 // 2: gpuflow.plugin.v1.DynamicValue
+	(*AttributePath)(nil),                // 3: gpuflow.plugin.v1.AttributePath
+	(*Diagnostic)(nil),                   // 4: gpuflow.plugin.v1.Diagnostic
+	(*Schema)(nil),                       // 5: gpuflow.plugin.v1.Schema
+	(*StageContract)(nil),                // 6: gpuflow.plugin.v1.StageContract
+	(*StageRequest)(nil),                 // 7: gpuflow.plugin.v1.StageRequest
+	(*GetSchema)(nil),                    // 8: gpuflow.plugin.v1.GetSchema
+	(*ValidateStage)(nil),                // 9: gpuflow.plugin.v1.ValidateStage
+	(*PlanStage)(nil),                    // 10: gpuflow.plugin.v1.PlanStage
+	(*ApplyStage)(nil),                   // 11: gpuflow.plugin.v1.ApplyStage
+	(*Stop)(nil),                         // 12: gpuflow.plugin.v1.Stop
+	(*AttributePath_Step)(nil),           // 13: gpuflow.plugin.v1.AttributePath.Step
+	(*Schema_Attribute)(nil),             // 14: gpuflow.plugin.v1.Schema.Attribute
+	(*Schema_NestedBlock)(nil),           // 15: gpuflow.plugin.v1.Schema.NestedBlock
+	(*Schema_Block)(nil),                 // 16: gpuflow.plugin.v1.Schema.Block
+	nil,                                  // 17: gpuflow.plugin.v1.Schema.StageTypesEntry
+	nil,                                  // 18: gpuflow.plugin.v1.Schema.ContractsEntry
+	nil,                                  // 19: gpuflow.plugin.v1.Schema.Block.AttributesEntry
+	nil,                                  // 20: gpuflow.plugin.v1.Schema.Block.BlocksEntry
+	(*StageContract_MetaArgument)(nil),   // 21: gpuflow.plugin.v1.StageContract.MetaArgument
+	(*StageContract_EstimateInputs)(nil), // 22: gpuflow.plugin.v1.StageContract.EstimateInputs
+	nil,                                  // 23: gpuflow.plugin.v1.StageRequest.EnvEntry
+	(*GetSchema_Request)(nil),            // 24: gpuflow.plugin.v1.GetSchema.Request
+	(*GetSchema_Response)(nil),           // 25: gpuflow.plugin.v1.GetSchema.Response
+	(*ValidateStage_Request)(nil),        // 26: gpuflow.plugin.v1.ValidateStage.Request
+	(*ValidateStage_Response)(nil),       // 27: gpuflow.plugin.v1.ValidateStage.Response
+	(*PlanStage_Request)(nil),            // 28: gpuflow.plugin.v1.PlanStage.Request
+	(*PlanStage_Detail)(nil),             // 29: gpuflow.plugin.v1.PlanStage.Detail
+	(*PlanStage_Claims)(nil),             // 30: gpuflow.plugin.v1.PlanStage.Claims
+	(*PlanStage_Response)(nil),           // 31: gpuflow.plugin.v1.PlanStage.Response
+	(*ApplyStage_Request)(nil),           // 32: gpuflow.plugin.v1.ApplyStage.Request
+	(*ApplyStage_Log)(nil),               // 33: gpuflow.plugin.v1.ApplyStage.Log
+	(*ApplyStage_Progress)(nil),          // 34: gpuflow.plugin.v1.ApplyStage.Progress
+	(*ApplyStage_Metric)(nil),            // 35: gpuflow.plugin.v1.ApplyStage.Metric
+	(*ApplyStage_Artifact)(nil),          // 36: gpuflow.plugin.v1.ApplyStage.Artifact
+	(*ApplyStage_Result)(nil),            // 37: gpuflow.plugin.v1.ApplyStage.Result
+	(*ApplyStage_Event)(nil),             // 38: gpuflow.plugin.v1.ApplyStage.Event
+	nil,                                  // 39: gpuflow.plugin.v1.ApplyStage.Result.OutputsEntry
+	(*Stop_Request)(nil),                 // 40: gpuflow.plugin.v1.Stop.Request
+	(*Stop_Response)(nil),                // 41: gpuflow.plugin.v1.Stop.Response
 }
 var file_plugin_proto_depIdxs = []int32{
-	12, // 0: gpuflow.plugin.v1.AttributePath.steps:type_name -> gpuflow.plugin.v1.AttributePath.Step
+	13, // 0: gpuflow.plugin.v1.AttributePath.steps:type_name -> gpuflow.plugin.v1.AttributePath.Step
 	0,  // 1: gpuflow.plugin.v1.Diagnostic.severity:type_name -> gpuflow.plugin.v1.Diagnostic.Severity
 	3,  // 2: gpuflow.plugin.v1.Diagnostic.path:type_name -> gpuflow.plugin.v1.AttributePath
-	16, // 3: gpuflow.plugin.v1.Schema.stage_types:type_name -> gpuflow.plugin.v1.Schema.StageTypesEntry
-	2,  // 4: gpuflow.plugin.v1.StageRequest.config:type_name -> gpuflow.plugin.v1.DynamicValue
-	19, // 5: gpuflow.plugin.v1.StageRequest.env:type_name -> gpuflow.plugin.v1.StageRequest.EnvEntry
-	1,  // 6: gpuflow.plugin.v1.Schema.NestedBlock.nesting:type_name -> gpuflow.plugin.v1.Schema.NestedBlock.Nesting
-	15, // 7: gpuflow.plugin.v1.Schema.NestedBlock.block:type_name -> gpuflow.plugin.v1.Schema.Block
-	17, // 8: gpuflow.plugin.v1.Schema.Block.attributes:type_name -> gpuflow.plugin.v1.Schema.Block.AttributesEntry
-	18, // 9: gpuflow.plugin.v1.Schema.Block.blocks:type_name -> gpuflow.plugin.v1.Schema.Block.BlocksEntry
-	15, // 10: gpuflow.plugin.v1.Schema.StageTypesEntry.value:type_name -> gpuflow.plugin.v1.Schema.Block
-	13, // 11: gpuflow.plugin.v1.Schema.Block.AttributesEntry.value:type_name -> gpuflow.plugin.v1.Schema.Attribute
-	14, // 12: gpuflow.plugin.v1.Schema.Block.BlocksEntry.value:type_name -> gpuflow.plugin.v1.Schema.NestedBlock
-	5,  // 13: gpuflow.plugin.v1.GetSchema.Response.schema:type_name -> gpuflow.plugin.v1.Schema
-	6,  // 14: gpuflow.plugin.v1.ValidateStage.Request.stage:type_name -> gpuflow.plugin.v1.StageRequest
-	4,  // 15: gpuflow.plugin.v1.ValidateStage.Response.diagnostics:type_name -> gpuflow.plugin.v1.Diagnostic
-	6,  // 16: gpuflow.plugin.v1.PlanStage.Request.stage:type_name -> gpuflow.plugin.v1.StageRequest
-	25, // 17: gpuflow.plugin.v1.PlanStage.Response.details:type_name -> gpuflow.plugin.v1.PlanStage.Detail
-	26, // 18: gpuflow.plugin.v1.PlanStage.Response.claims:type_name -> gpuflow.plugin.v1.PlanStage.Claims
-	4,  // 19: gpuflow.plugin.v1.PlanStage.Response.diagnostics:type_name -> gpuflow.plugin.v1.Diagnostic
-	6,  // 20: gpuflow.plugin.v1.ApplyStage.Request.stage:type_name -> gpuflow.plugin.v1.StageRequest
-	35, // 21: gpuflow.plugin.v1.ApplyStage.Result.outputs:type_name -> gpuflow.plugin.v1.ApplyStage.Result.OutputsEntry
-	4,  // 22: gpuflow.plugin.v1.ApplyStage.Result.diagnostics:type_name -> gpuflow.plugin.v1.Diagnostic
-	29, // 23: gpuflow.plugin.v1.ApplyStage.Event.log:type_name -> gpuflow.plugin.v1.ApplyStage.Log
-	30, // 24: gpuflow.plugin.v1.ApplyStage.Event.progress:type_name -> gpuflow.plugin.v1.ApplyStage.Progress
-	31, // 25: gpuflow.plugin.v1.ApplyStage.Event.metric:type_name -> gpuflow.plugin.v1.ApplyStage.Metric
-	32, // 26: gpuflow.plugin.v1.ApplyStage.Event.artifact:type_name -> gpuflow.plugin.v1.ApplyStage.Artifact
-	33, // 27: gpuflow.plugin.v1.ApplyStage.Event.result:type_name -> gpuflow.plugin.v1.ApplyStage.Result
-	2,  // 28: gpuflow.plugin.v1.ApplyStage.Result.OutputsEntry.value:type_name -> gpuflow.plugin.v1.DynamicValue
-	20, // 29: gpuflow.plugin.v1.Plugin.GetSchema:input_type -> gpuflow.plugin.v1.GetSchema.Request
-	22, // 30: gpuflow.plugin.v1.Plugin.ValidateStage:input_type -> gpuflow.plugin.v1.ValidateStage.Request
-	24, // 31: gpuflow.plugin.v1.Plugin.PlanStage:input_type -> gpuflow.plugin.v1.PlanStage.Request
-	28, // 32: gpuflow.plugin.v1.Plugin.ApplyStage:input_type -> gpuflow.plugin.v1.ApplyStage.Request
-	36, // 33: gpuflow.plugin.v1.Plugin.Stop:input_type -> gpuflow.plugin.v1.Stop.Request
-	21, // 34: gpuflow.plugin.v1.Plugin.GetSchema:output_type -> gpuflow.plugin.v1.GetSchema.Response
-	23, // 35: gpuflow.plugin.v1.Plugin.ValidateStage:output_type -> gpuflow.plugin.v1.ValidateStage.Response
-	27, // 36: gpuflow.plugin.v1.Plugin.PlanStage:output_type -> gpuflow.plugin.v1.PlanStage.Response
-	34, // 37: gpuflow.plugin.v1.Plugin.ApplyStage:output_type -> gpuflow.plugin.v1.ApplyStage.Event
-	37, // 38: gpuflow.plugin.v1.Plugin.Stop:output_type -> gpuflow.plugin.v1.Stop.Response
-	34, // [34:39] is the sub-list for method output_type
-	29, // [29:34] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	17, // 3: gpuflow.plugin.v1.Schema.stage_types:type_name -> gpuflow.plugin.v1.Schema.StageTypesEntry
+	18, // 4: gpuflow.plugin.v1.Schema.contracts:type_name -> gpuflow.plugin.v1.Schema.ContractsEntry
+	21, // 5: gpuflow.plugin.v1.StageContract.meta_arguments:type_name -> gpuflow.plugin.v1.StageContract.MetaArgument
+	22, // 6: gpuflow.plugin.v1.StageContract.estimate:type_name -> gpuflow.plugin.v1.StageContract.EstimateInputs
+	2,  // 7: gpuflow.plugin.v1.StageRequest.config:type_name -> gpuflow.plugin.v1.DynamicValue
+	23, // 8: gpuflow.plugin.v1.StageRequest.env:type_name -> gpuflow.plugin.v1.StageRequest.EnvEntry
+	1,  // 9: gpuflow.plugin.v1.Schema.NestedBlock.nesting:type_name -> gpuflow.plugin.v1.Schema.NestedBlock.Nesting
+	16, // 10: gpuflow.plugin.v1.Schema.NestedBlock.block:type_name -> gpuflow.plugin.v1.Schema.Block
+	19, // 11: gpuflow.plugin.v1.Schema.Block.attributes:type_name -> gpuflow.plugin.v1.Schema.Block.AttributesEntry
+	20, // 12: gpuflow.plugin.v1.Schema.Block.blocks:type_name -> gpuflow.plugin.v1.Schema.Block.BlocksEntry
+	16, // 13: gpuflow.plugin.v1.Schema.StageTypesEntry.value:type_name -> gpuflow.plugin.v1.Schema.Block
+	6,  // 14: gpuflow.plugin.v1.Schema.ContractsEntry.value:type_name -> gpuflow.plugin.v1.StageContract
+	14, // 15: gpuflow.plugin.v1.Schema.Block.AttributesEntry.value:type_name -> gpuflow.plugin.v1.Schema.Attribute
+	15, // 16: gpuflow.plugin.v1.Schema.Block.BlocksEntry.value:type_name -> gpuflow.plugin.v1.Schema.NestedBlock
+	5,  // 17: gpuflow.plugin.v1.GetSchema.Response.schema:type_name -> gpuflow.plugin.v1.Schema
+	7,  // 18: gpuflow.plugin.v1.ValidateStage.Request.stage:type_name -> gpuflow.plugin.v1.StageRequest
+	4,  // 19: gpuflow.plugin.v1.ValidateStage.Response.diagnostics:type_name -> gpuflow.plugin.v1.Diagnostic
+	7,  // 20: gpuflow.plugin.v1.PlanStage.Request.stage:type_name -> gpuflow.plugin.v1.StageRequest
+	29, // 21: gpuflow.plugin.v1.PlanStage.Response.details:type_name -> gpuflow.plugin.v1.PlanStage.Detail
+	30, // 22: gpuflow.plugin.v1.PlanStage.Response.claims:type_name -> gpuflow.plugin.v1.PlanStage.Claims
+	4,  // 23: gpuflow.plugin.v1.PlanStage.Response.diagnostics:type_name -> gpuflow.plugin.v1.Diagnostic
+	7,  // 24: gpuflow.plugin.v1.ApplyStage.Request.stage:type_name -> gpuflow.plugin.v1.StageRequest
+	39, // 25: gpuflow.plugin.v1.ApplyStage.Result.outputs:type_name -> gpuflow.plugin.v1.ApplyStage.Result.OutputsEntry
+	4,  // 26: gpuflow.plugin.v1.ApplyStage.Result.diagnostics:type_name -> gpuflow.plugin.v1.Diagnostic
+	33, // 27: gpuflow.plugin.v1.ApplyStage.Event.log:type_name -> gpuflow.plugin.v1.ApplyStage.Log
+	34, // 28: gpuflow.plugin.v1.ApplyStage.Event.progress:type_name -> gpuflow.plugin.v1.ApplyStage.Progress
+	35, // 29: gpuflow.plugin.v1.ApplyStage.Event.metric:type_name -> gpuflow.plugin.v1.ApplyStage.Metric
+	36, // 30: gpuflow.plugin.v1.ApplyStage.Event.artifact:type_name -> gpuflow.plugin.v1.ApplyStage.Artifact
+	37, // 31: gpuflow.plugin.v1.ApplyStage.Event.result:type_name -> gpuflow.plugin.v1.ApplyStage.Result
+	2,  // 32: gpuflow.plugin.v1.ApplyStage.Result.OutputsEntry.value:type_name -> gpuflow.plugin.v1.DynamicValue
+	24, // 33: gpuflow.plugin.v1.Plugin.GetSchema:input_type -> gpuflow.plugin.v1.GetSchema.Request
+	26, // 34: gpuflow.plugin.v1.Plugin.ValidateStage:input_type -> gpuflow.plugin.v1.ValidateStage.Request
+	28, // 35: gpuflow.plugin.v1.Plugin.PlanStage:input_type -> gpuflow.plugin.v1.PlanStage.Request
+	32, // 36: gpuflow.plugin.v1.Plugin.ApplyStage:input_type -> gpuflow.plugin.v1.ApplyStage.Request
+	40, // 37: gpuflow.plugin.v1.Plugin.Stop:input_type -> gpuflow.plugin.v1.Stop.Request
+	25, // 38: gpuflow.plugin.v1.Plugin.GetSchema:output_type -> gpuflow.plugin.v1.GetSchema.Response
+	27, // 39: gpuflow.plugin.v1.Plugin.ValidateStage:output_type -> gpuflow.plugin.v1.ValidateStage.Response
+	31, // 40: gpuflow.plugin.v1.Plugin.PlanStage:output_type -> gpuflow.plugin.v1.PlanStage.Response
+	38, // 41: gpuflow.plugin.v1.Plugin.ApplyStage:output_type -> gpuflow.plugin.v1.ApplyStage.Event
+	41, // 42: gpuflow.plugin.v1.Plugin.Stop:output_type -> gpuflow.plugin.v1.Stop.Response
+	38, // [38:43] is the sub-list for method output_type
+	33, // [33:38] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2141,12 +2393,12 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[10].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
 		(*AttributePath_Step_AttributeName)(nil),
 		(*AttributePath_Step_ElementKeyString)(nil),
 		(*AttributePath_Step_ElementKeyInt)(nil),
 	}
-	file_plugin_proto_msgTypes[32].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[36].OneofWrappers = []any{
 		(*ApplyStage_Event_Log)(nil),
 		(*ApplyStage_Event_Progress)(nil),
 		(*ApplyStage_Event_Metric)(nil),
@@ -2159,7 +2411,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   36,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

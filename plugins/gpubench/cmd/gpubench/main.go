@@ -116,7 +116,7 @@ func load(o options) (gpubench.Config, error) {
 		}
 		vars["profile"] = prof.Value()
 	}
-	spec := gpubench.StageSchema().DecoderSpec()
+	spec := api.StageDecoderSpec(gpubench.StageSchema(), gpubench.StageContract())
 	v, diags := hcldec.Decode(f.Body, spec, &hcl.EvalContext{Variables: vars})
 	if diags.HasErrors() {
 		return gpubench.Config{}, diags

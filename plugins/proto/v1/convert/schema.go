@@ -24,7 +24,37 @@ func SchemaToProto(s *api.Schema) (*pluginv1.Schema, error) {
 		}
 		out.StageTypes[name] = pb
 	}
+	if len(s.Contracts) > 0 {
+		out.Contracts = make(map[string]*pluginv1.StageContract, len(s.Contracts))
+	}
+	for name, c := range s.Contracts {
+		out.Contracts[name] = contractToProto(c)
+	}
 	return out, nil
+}
+
+func contractToProto(c *api.StageContract) *pluginv1.StageContract {
+	out := &pluginv1.StageContract{}
+	for _, m := range c.MetaArguments {
+		out.MetaArguments = append(out.MetaArguments, &pluginv1.StageContract_MetaArgument{Name: m.Name, Required: m.Required})
+	}
+	if e := c.Estimate; e != nil {
+		out.Estimate = &pluginv1.StageContract_EstimateInputs{Work: e.Work, TrainTokens: e.TrainTokens, Steps: e.Steps,
+			Framework: e.Framework, Lora: e.LoRA, GlobalBatch: e.GlobalBatch, CheckpointEvery: e.CheckpointEvery}
+	}
+	return out
+}
+
+func contractFromProto(c *pluginv1.StageContract) *api.StageContract {
+	out := &api.StageContract{}
+	for _, m := range c.GetMetaArguments() {
+		out.MetaArguments = append(out.MetaArguments, api.MetaArgument{Name: m.GetName(), Required: m.GetRequired()})
+	}
+	if e := c.GetEstimate(); e != nil {
+		out.Estimate = &api.EstimateInputs{Work: e.GetWork(), TrainTokens: e.GetTrainTokens(), Steps: e.GetSteps(),
+			Framework: e.GetFramework(), LoRA: e.GetLora(), GlobalBatch: e.GetGlobalBatch(), CheckpointEvery: e.GetCheckpointEvery()}
+	}
+	return out
 }
 
 func blockToProto(b *api.BlockSchema) (*pluginv1.Schema_Block, error) {
@@ -81,6 +111,12 @@ func SchemaFromProto(s *pluginv1.Schema) (*api.Schema, error) {
 			return nil, fmt.Errorf("stage type %q: %w", name, err)
 		}
 		out.StageTypes[name] = b
+	}
+	if len(s.GetContracts()) > 0 {
+		out.Contracts = make(map[string]*api.StageContract, len(s.GetContracts()))
+	}
+	for name, c := range s.GetContracts() {
+		out.Contracts[name] = contractFromProto(c)
 	}
 	return out, nil
 }

@@ -1,0 +1,73 @@
+package api
+
+// The engine's meta-arguments: stage arguments the engine decodes and
+// resolves itself (a hardware profile, a model shape, a placed layout) for
+// the stage types that take them. A stage type names those it takes in its
+// StageContract; the engine adds their values to the stage's config under
+// these names, so the plugin reads them like any other argument.
+const (
+	MetaHardware = "hardware"
+	MetaModel    = "model"
+	MetaLayout   = "layout"
+)
+
+// MetaArgumentNames lists the engine's meta-arguments.
+var MetaArgumentNames = []string{MetaHardware, MetaModel, MetaLayout}
+
+// WorkTrain is the kind of work of a training stage: the estimator
+// predicts its memory, step time, throughput, duration and cost.
+const WorkTrain = "train"
+
+// StageContract is what a stage type declares to the engine beyond the
+// schema of its body: the meta-arguments it takes and what it contributes
+// to the estimate.
+type StageContract struct {
+	MetaArguments []MetaArgument
+	// Estimate, when set, has the engine estimate the stage. It needs the
+	// hardware, model and layout meta-arguments.
+	Estimate *EstimateInputs
+}
+
+// MetaArgument is one of the engine's meta-arguments a stage type takes.
+type MetaArgument struct {
+	Name     string
+	Required bool
+}
+
+// EstimateInputs name the top-level attributes of a stage body that carry
+// what the stage contributes to the estimate. An empty name means the
+// stage has no such attribute; the precision comes from the layout.
+type EstimateInputs struct {
+	// Work is the kind of work the estimator models: WorkTrain.
+	Work string
+	// TrainTokens names a number: the tokens to train on.
+	TrainTokens string
+	// Steps names a number: the optimizer steps, read where no token
+	// budget is set.
+	Steps string
+	// Framework names a string: one of the estimator's frameworks.
+	Framework string
+	// LoRA names an object with rank (a number) and targets (a list of
+	// strings): adapters trained on a frozen model.
+	LoRA string
+	// GlobalBatch names a number: the sequences per step that a
+	// layout = "auto" search keeps fixed.
+	GlobalBatch string
+	// CheckpointEvery names a number: the steps between checkpoints,
+	// whose writing the estimate counts against the run's goodput.
+	CheckpointEvery string
+}
+
+// Takes returns the stage type's declaration of the meta-argument name,
+// and whether it takes it at all.
+func (c *StageContract) Takes(name string) (MetaArgument, bool) {
+	if c == nil {
+		return MetaArgument{}, false
+	}
+	for _, m := range c.MetaArguments {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MetaArgument{}, false
+}
