@@ -26,8 +26,8 @@ var stageSchema = &api.BlockSchema{
 		"output_format": {Type: cty.List(cty.String), Description: `"megatron" (indexed .bin/.idx, default) and/or "npy"`},
 		"seed":          {Type: cty.Number, Description: "seed of the split and the shuffle (default 0)"},
 		"shuffle":       {Type: cty.Bool, Description: "shuffle documents within each shard (default false)"},
-		"on_error":      {Type: cty.String, Description: `"fail" (default) stops at a bad record; "skip" skips and counts it`},
-		"workers":       {Type: cty.Number, Description: "tokenizing threads (default: all cores)"},
+		"on_error":      {Type: cty.String, Description: `"fail" (default) stops at a bad record, naming file and line; "skip" skips and counts it`},
+		"workers":       {Type: cty.Number, Description: "tokenizing threads (default: all cores); the output is the same for any number"},
 		"shard_tokens":  {Type: cty.Number, Description: "tokens per shard (default 100000000)"},
 	},
 	Blocks: map[string]*api.NestedBlock{

@@ -15,7 +15,7 @@ import (
 var stageSchema = &api.BlockSchema{
 	Description: "Runs a command.",
 	Attributes: map[string]*api.Attribute{
-		"command": {Type: cty.List(cty.String), Required: true, Description: "The program and its arguments."},
+		"command": {Type: cty.List(cty.String), Required: true, Description: "The program and its arguments (no shell)."},
 		"env":     {Type: cty.Map(cty.String), Description: "Environment variables added for the command."},
 		"dir":     {Type: cty.String, Description: "Working directory, relative to the workload's directory."},
 		"timeout": {Type: cty.String, Description: `Longest the command may run, as a duration like "90s" or "10m".`},
