@@ -9,6 +9,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // stageSchema is the body of an exec stage.
@@ -30,109 +31,83 @@ type config struct {
 	Timeout time.Duration // zero: none
 }
 
+// body is an exec stage body as written.
+type body struct {
+	Command []string          `cty:"command"`
+	Env     map[string]string `cty:"env"`
+	Dir     string            `cty:"dir"`
+	Timeout string            `cty:"timeout"`
+}
+
 // decodeConfig checks v and decodes what is known of it. At plan time parts
 // may be unknown; they are left zero and not checked.
 func decodeConfig(v cty.Value) (config, api.Diagnostics) {
-	var cfg config
-	var diags api.Diagnostics
 	if v.IsNull() || !v.IsKnown() {
-		return cfg, diags
+		return config{}, nil
 	}
-	cfg.Command, diags = decodeCommand(attr(v, "command"))
-	env, envDiags := decodeEnv(attr(v, "env"))
-	cfg.Env = env
-	diags = append(diags, envDiags...)
-	if dir := attr(v, "dir"); dir.IsKnown() && !dir.IsNull() {
-		cfg.Dir = dir.AsString()
-	}
-	timeout, timeoutDiags := decodeTimeout(attr(v, "timeout"))
+	var b body
+	diags := sdk.Decode(v, &b)
+	cfg := config{Command: b.Command, Env: b.Env, Dir: b.Dir}
+	diags = append(diags, checkCommand(attr(v, "command"), b.Command)...)
+	diags = append(diags, checkEnv(b.Env)...)
+	timeout, timeoutDiags := parseTimeout(b.Timeout)
 	cfg.Timeout = timeout
-	diags = append(diags, timeoutDiags...)
-	return cfg, diags
+	return cfg, append(diags, timeoutDiags...)
 }
 
-func decodeCommand(v cty.Value) ([]string, api.Diagnostics) {
+// checkCommand wants a program to run; v is the command as decoded, whose
+// unknown parts are not checked.
+func checkCommand(v cty.Value, argv []string) api.Diagnostics {
 	path := cty.GetAttrPath("command")
-	if !v.IsKnown() {
-		return nil, nil
-	}
-	if v.IsNull() || v.LengthInt() == 0 {
-		return nil, api.Diagnostics{{
+	switch {
+	case !v.IsKnown():
+		return nil
+	case len(argv) == 0:
+		return api.Diagnostics{{
 			Severity: api.Error,
 			Summary:  "Empty command",
 			Detail:   `The command needs at least the program to run, like command = ["make", "test"].`,
 			Path:     path,
 		}}
+	case argv[0] == "" && v.Index(cty.NumberIntVal(0)).IsKnown():
+		return api.Diagnostics{{
+			Severity: api.Error,
+			Summary:  "Empty program name",
+			Detail:   "The first element of the command names the program to run; it is empty.",
+			Path:     path.IndexInt(0),
+		}}
 	}
-	var argv []string
-	var diags api.Diagnostics
-	for i, arg := range v.AsValueSlice() {
-		switch {
-		case !arg.IsKnown():
-			argv = append(argv, "")
-		case arg.IsNull():
-			diags = append(diags, api.Diagnostic{
-				Severity: api.Error,
-				Summary:  "Null command argument",
-				Detail:   fmt.Sprintf("Argument %d of the command is null; every argument must be a string.", i),
-				Path:     path.IndexInt(i),
-			})
-		case i == 0 && arg.AsString() == "":
-			diags = append(diags, api.Diagnostic{
-				Severity: api.Error,
-				Summary:  "Empty program name",
-				Detail:   "The first element of the command names the program to run; it is empty.",
-				Path:     path.IndexInt(0),
-			})
-		default:
-			argv = append(argv, arg.AsString())
-		}
-	}
-	return argv, diags
+	return nil
 }
 
-func decodeEnv(v cty.Value) (map[string]string, api.Diagnostics) {
-	if !v.IsKnown() || v.IsNull() {
-		return nil, nil
-	}
-	env := map[string]string{}
+func checkEnv(env map[string]string) api.Diagnostics {
 	var diags api.Diagnostics
-	for key, val := range v.AsValueMap() {
-		path := cty.GetAttrPath("env").IndexString(key)
-		switch {
-		case key == "" || strings.ContainsAny(key, "=\x00"):
+	for key := range env {
+		if key == "" || strings.ContainsAny(key, "=\x00") {
 			diags = append(diags, api.Diagnostic{
 				Severity: api.Error,
 				Summary:  "Invalid environment variable name",
 				Detail:   fmt.Sprintf("%q cannot be an environment variable name: names are not empty and hold no \"=\".", key),
-				Path:     path,
+				Path:     cty.GetAttrPath("env").IndexString(key),
 			})
-		case val.IsNull():
-			diags = append(diags, api.Diagnostic{
-				Severity: api.Error,
-				Summary:  "Null environment variable",
-				Detail:   fmt.Sprintf("The value of %s is null; give it a string, or leave it out.", key),
-				Path:     path,
-			})
-		case val.IsKnown():
-			env[key] = val.AsString()
 		}
 	}
-	return env, diags
+	return diags
 }
 
-func decodeTimeout(v cty.Value) (time.Duration, api.Diagnostics) {
-	if !v.IsKnown() || v.IsNull() {
+// parseTimeout reads timeout; empty (unset or unknown) is no limit.
+func parseTimeout(s string) (time.Duration, api.Diagnostics) {
+	if s == "" {
 		return 0, nil
 	}
-	d, err := time.ParseDuration(v.AsString())
+	d, err := time.ParseDuration(s)
 	if err == nil && d > 0 {
 		return d, nil
 	}
 	return 0, api.Diagnostics{{
 		Severity: api.Error,
 		Summary:  "Invalid timeout",
-		Detail:   fmt.Sprintf(`%q is not a positive duration; write a number and a unit, like "90s", "10m" or "2h".`, v.AsString()),
+		Detail:   fmt.Sprintf(`%q is not a positive duration; write a number and a unit, like "90s", "10m" or "2h".`, s),
 		Path:     cty.GetAttrPath("timeout"),
 	}}
 }

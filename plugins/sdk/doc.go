@@ -4,7 +4,9 @@
 // It owns the plugin side of the transport: the go-plugin handshake (magic
 // cookie and protocol versions), the gRPC adapter for protocol v1, and a
 // logger whose lines the host re-emits under the plugin's name. It also
-// offers Stopper, a small helper for implementing Provider.Stop.
+// offers Stopper, a small helper for implementing Provider.Stop, and
+// Decode, which reads a stage body into a Go struct by its field tags,
+// with diagnostics that point at the attribute at fault.
 //
 // It is not the host side (plugins/client) and holds no plugin logic.
 package sdk

@@ -1,0 +1,142 @@
+package sdk
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+)
+
+type loraBody struct {
+	Rank    int      `cty:"rank"`
+	Targets []string `cty:"targets"`
+}
+
+type testBody struct {
+	Command []string          `cty:"command"`
+	Env     map[string]string `cty:"env"`
+	Steps   int64             `cty:"steps"`
+	LR      float64           `cty:"lr"`
+	Merge   bool              `cty:"merge"`
+	Sched   string            `cty:"schedule"`
+	LoRA    *loraBody         `cty:"lora"`
+	ignored string
+}
+
+// diagAt is what a test compares of a diagnostic.
+type diagAt struct {
+	Summary string
+	Path    string
+}
+
+func TestDecode(t *testing.T) {
+	t.Parallel()
+	strs := func(s ...string) cty.Value {
+		var vs []cty.Value
+		for _, x := range s {
+			vs = append(vs, cty.StringVal(x))
+		}
+		return cty.ListVal(vs)
+	}
+	defaults := func() testBody { return testBody{Sched: "cosine", Steps: 7} }
+	for name, tc := range map[string]struct {
+		body  map[string]cty.Value
+		want  testBody
+		diags []diagAt
+	}{
+		"every kind": {
+			body: map[string]cty.Value{"command": strs("make", "test"), "env": cty.MapVal(map[string]cty.Value{"A": cty.StringVal("1")}),
+				"steps": cty.NumberIntVal(10), "lr": cty.NumberFloatVal(3e-4), "merge": cty.True, "schedule": cty.StringVal("linear"),
+				"lora": cty.ObjectVal(map[string]cty.Value{"rank": cty.NumberIntVal(8), "targets": strs("q_proj")})},
+			want: testBody{Command: []string{"make", "test"}, Env: map[string]string{"A": "1"}, Steps: 10, LR: 3e-4, Merge: true,
+				Sched: "linear", LoRA: &loraBody{Rank: 8, Targets: []string{"q_proj"}}},
+		},
+		"null and unknown keep defaults": {
+			body: map[string]cty.Value{"steps": cty.UnknownVal(cty.Number), "schedule": cty.NullVal(cty.String)},
+			want: defaults(),
+		},
+		"unknown elements decode as zero": {
+			body: map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("echo"), cty.UnknownVal(cty.String)})},
+			want: testBody{Command: []string{"echo", ""}, Sched: "cosine", Steps: 7},
+		},
+		"null element": {
+			body:  map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("echo"), cty.NullVal(cty.String)})},
+			want:  testBody{Command: []string{"echo", ""}, Sched: "cosine", Steps: 7},
+			diags: []diagAt{{"Null element", "command[1]"}},
+		},
+		"fraction into a whole number": {
+			body:  map[string]cty.Value{"lora": cty.ObjectVal(map[string]cty.Value{"rank": cty.NumberFloatVal(2.5)})},
+			want:  testBody{Sched: "cosine", Steps: 7, LoRA: &loraBody{}},
+			diags: []diagAt{{"Invalid value", "lora.rank"}},
+		},
+		"map value of the wrong kind": {
+			body:  map[string]cty.Value{"env": cty.ObjectVal(map[string]cty.Value{"A": cty.True})},
+			want:  testBody{Sched: "cosine", Steps: 7, Env: map[string]string{"A": ""}},
+			diags: []diagAt{{"Invalid value", `env["A"]`}},
+		},
+		"list where a struct goes": {
+			body:  map[string]cty.Value{"lora": strs("x")},
+			want:  defaults(),
+			diags: []diagAt{{"Invalid value", "lora"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := defaults()
+			diags := Decode(cty.ObjectVal(tc.body), &got)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(testBody{})); diff != "" {
+				t.Errorf("decoded (-want +got):\n%s", diff)
+			}
+			var at []diagAt
+			for _, d := range diags {
+				at = append(at, diagAt{d.Summary, pathText(d.Path, "")})
+			}
+			if diff := cmp.Diff(tc.diags, at); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDecodeErrorsPointAtSource decodes HCL source: the host turns a
+// decoding error's path into the file, line and column of the element.
+func TestDecodeErrorsPointAtSource(t *testing.T) {
+	t.Parallel()
+	src := "command = [\"echo\", null]\nlora {\n  rank = 2.5\n}\n"
+	f, diags := hclsyntax.ParseConfig([]byte(src), "main.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	schema := &api.BlockSchema{
+		Attributes: map[string]*api.Attribute{"command": {Type: cty.List(cty.String)}},
+		Blocks: map[string]*api.NestedBlock{"lora": {Nesting: api.NestingSingle, Block: api.BlockSchema{
+			Attributes: map[string]*api.Attribute{"rank": {Type: cty.Number}}}}},
+	}
+	spec := schema.DecoderSpec()
+	v, diags := hcldec.Decode(f.Body, spec, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var body testBody
+	var got []string
+	for _, d := range api.ToHCL(Decode(v, &body), f.Body, spec) {
+		got = append(got, d.Subject.String()+" "+d.Summary)
+	}
+	want := []string{"main.hcl:1,20-24 Null element", "main.hcl:3,10-13 Invalid value"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeRefusesATargetThatIsNoStruct(t *testing.T) {
+	t.Parallel()
+	var s string
+	if diags := Decode(cty.EmptyObjectVal, &s); !diags.HasErrors() {
+		t.Error("decoding into a *string succeeded")
+	}
+}
