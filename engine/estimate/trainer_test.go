@@ -27,7 +27,7 @@ type trainerRun struct {
 // host that missed 15%: the host's speed moved between calls by more
 // than that (U: 78,000-119,000 tokens/s over six calls; the lab model's
 // time per micro-batch under TP was 72-79 ms in the sixth call and 113 ms
-// in the seventh, docs/benchmarks.md), so no plan holds them to 15%.
+// in the seventh, docs/benchmarks-log.md), so no plan holds them to 15%.
 // Y16 missed by 42%: the bound is its error, so that a change that
 // widens the misses still fails.
 const hostBoundTol = 0.43

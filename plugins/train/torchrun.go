@@ -71,7 +71,7 @@ func trainerEnv(planEnv map[string]string, hw hardwareConfig) map[string]string 
 // blocks of the wrong size: on the Llama-3.2-1B shape with full
 // recomputation the default allocator held 15 GB beyond the allocated
 // peak, expandable segments 6.7 GB, at the same speed
-// (docs/benchmarks.md, "Run F again").
+// (docs/benchmarks-log.md, "Run F again").
 var trainerDefaults = map[string]string{
 	"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
 }
