@@ -19,6 +19,35 @@ type File struct {
 	FormatVersion int `json:"format_version"`
 	// Profiles maps a hardware profile name to what was measured on it.
 	Profiles map[string]*Profile `json:"profiles"`
+	// Frameworks maps a training framework's name to the figures of its
+	// accounting fitted to measured runs (the estimator ships its own
+	// trainer's fit in this format).
+	Frameworks map[string]*FrameworkFit `json:"frameworks,omitempty"`
+}
+
+// FrameworkFit holds the figures of a training framework's accounting
+// that are fitted to runs rather than derived.
+type FrameworkFit struct {
+	// GEMMShare: the step's compute time, less the optimizer step, over
+	// the matrix and attention time at the default GEMM efficiency.
+	GEMMShare float64 `json:"gemm_share"`
+	// ActivationCoefficient scales the Korthikanti activation count.
+	ActivationCoefficient float64 `json:"activation_coefficient"`
+	// ReserveBytes and ReserveBytesWithPeers: peak reserved memory plus
+	// what the process holds outside PyTorch, less peak allocated, less
+	// the gradients' pool, on one GPU and with peers to talk to.
+	ReserveBytes          float64 `json:"reserve_bytes"`
+	ReserveBytesWithPeers float64 `json:"reserve_bytes_with_peers"`
+	// AllocatorSlack is what the allocator keeps beyond that, as a share
+	// of the activations.
+	AllocatorSlack float64 `json:"allocator_slack,omitempty"`
+	// HostSPerLayer is the host's time to launch one layer's work.
+	HostSPerLayer float64 `json:"host_s_per_layer"`
+	// HostSPerTPCollectiveSpread is the spread of the host time added at
+	// each tensor-parallel collective, and CouplingExponent how host and
+	// GPU times combine under tensor or pipeline parallelism.
+	HostSPerTPCollectiveSpread float64 `json:"host_s_per_tp_collective_spread"`
+	CouplingExponent           float64 `json:"coupling_exponent"`
 }
 
 // Profile holds the figures measured on one hardware profile.

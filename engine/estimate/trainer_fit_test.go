@@ -104,6 +104,7 @@ func TestTrainerFit(t *testing.T) {
 		}
 	}
 	fit := leastSquares(rows, y, w)
+	compiled, eager := trainerFits[FrameworkGpuflow], trainerFits[FrameworkGpuflowEager]
 	mean := func(xs []float64) float64 {
 		var s float64
 		for _, x := range xs {
@@ -116,10 +117,10 @@ func TestTrainerFit(t *testing.T) {
 		fitted, value float64
 		tol           float64
 	}{
-		{"reserve, one GPU (bytes)", fit[0], trainerReserveBytes, 0.05},
-		{"reserve, with peers (bytes)", fit[1], trainerReserveBytesPeer, 0.05},
-		{"eager allocator slack", fit[2], trainerEagerAllocatorSlack, 0.10},
-		{"host per layer (s)", mean(hostRuns), trainerHostSPerLayer, 0.03},
+		{"reserve, one GPU (bytes)", fit[0], compiled.ReserveBytes, 0.05},
+		{"reserve, with peers (bytes)", fit[1], compiled.ReserveBytesWithPeers, 0.05},
+		{"eager allocator slack", fit[2], eager.AllocatorSlack, 0.10},
+		{"host per layer (s)", mean(hostRuns), compiled.HostSPerLayer, 0.03},
 	}
 	for _, c := range checks {
 		t.Logf("%s: fit %.4g, constant %.4g", c.name, c.fitted, c.value)
@@ -133,7 +134,7 @@ func TestTrainerFit(t *testing.T) {
 	bias := mean(gpuBound)
 	t.Logf("GEMM share: mean tokens/s error over %d GPU-bound compiled runs %+.1f%%", len(gpuBound), 100*bias)
 	if math.Abs(bias) > 0.02 {
-		t.Errorf("GEMM share %.3f: the GPU-bound compiled runs are off by %+.1f%% on average; refit it", trainerGEMMShare, 100*bias)
+		t.Errorf("GEMM share %.3f: the GPU-bound compiled runs are off by %+.1f%% on average; refit it", compiled.GEMMShare, 100*bias)
 	}
 }
 
@@ -201,9 +202,9 @@ func TestTrainerCouplingFit(t *testing.T) {
 		name          string
 		fitted, value float64
 	}{
-		{"host spread per TP collective (s)", spread, trainerHostSPerTPCollectiveSpread},
-		{"coupling exponent", exponent, trainerCouplingExponent},
-		{"eager host spread per TP collective (s)", eagerSpread, trainerEagerHostSPerTPCollectiveSpread},
+		{"host spread per TP collective (s)", spread, trainerFits[FrameworkGpuflow].HostSPerTPCollectiveSpread},
+		{"coupling exponent", exponent, trainerFits[FrameworkGpuflow].CouplingExponent},
+		{"eager host spread per TP collective (s)", eagerSpread, trainerFits[FrameworkGpuflowEager].HostSPerTPCollectiveSpread},
 	}
 	for _, c := range checks {
 		t.Logf("%s: fit %.4g, constant %.4g (over %d runs, rms log error %.3f)", c.name, c.fitted, c.value, len(fit), math.Sqrt(best/float64(len(fit))))
