@@ -113,7 +113,7 @@ func TestApplyWritesTheTrainersConfig(t *testing.T) {
 		Stage: "pretrain.ok", Type: "pretrain",
 		Model: modelConfig{Layers: 4, Hidden: 256, FFNHidden: 768, Heads: 4, KVHeads: 2, Vocab: 1024, SeqLen: 128, Activation: "swiglu",
 			Architecture: "LlamaForCausalLM", RopeTheta: 500000, NormEps: 1e-5},
-		Layout: layoutConfig{TP: 1, PP: 1, DP: 2, CP: 1, VP: 1, MicroBatch: 2, GlobalBatch: 8, Recompute: "selective", Precision: "fp8"},
+		Layout: api.Layout{TP: 1, PP: 1, DP: 2, CP: 1, VP: 1, MicroBatch: 2, GlobalBatch: 8, Recompute: "selective", Precision: "fp8"},
 		Data:   []string{filepath.Join(dir, "data", "train-00000")}, Steps: 5, LR: 1e-3, MinLR: 1e-4, Schedule: "cosine",
 		WarmupSteps: 1, WeightDecay: 0.1, Seed: 7, Checkpoint: true, KeepCheckpoints: 2, Compile: true, PeakFLOPS: 1979e12,
 		Device: "cuda",

@@ -65,7 +65,7 @@ const gpuflowMarker = checkpointMarker
 func TestCheckpointKey(t *testing.T) {
 	t.Parallel()
 	base := runConfig{Stage: "pretrain.small", Type: "pretrain", Steps: 300, LR: 6e-4, Seed: 1, Data: []string{"/d/train"},
-		Layout: layoutConfig{DP: 4, MicroBatch: 16, GlobalBatch: 64}}
+		Layout: api.Layout{DP: 4, MicroBatch: 16, GlobalBatch: 64}}
 	same := base
 	same.CheckpointEvery, same.CheckpointDir, same.ResumeFrom, same.Compile, same.Checkpoint, same.KeepCheckpoints = 50, "/elsewhere", "/r", true, true, 9
 	changed := map[string]func(*runConfig){

@@ -13,10 +13,10 @@ import (
 // runConfig is what the trainer reads from config.json. Field names are the
 // trainer's; units are SI.
 type runConfig struct {
-	Stage  string       `json:"stage"`
-	Type   string       `json:"type"`
-	Model  modelConfig  `json:"model"`
-	Layout layoutConfig `json:"layout"`
+	Stage  string      `json:"stage"`
+	Type   string      `json:"type"`
+	Model  modelConfig `json:"model"`
+	Layout api.Layout  `json:"layout"`
 	// Data are Megatron shard prefixes (PREFIX.bin and PREFIX.idx).
 	Data            []string    `json:"data"`
 	Steps           int64       `json:"steps"`
@@ -82,33 +82,12 @@ const (
 	presetNormEps      = 1e-5
 )
 
-type layoutConfig struct {
-	TP               int    `json:"tp"`
-	PP               int    `json:"pp"`
-	DP               int    `json:"dp"`
-	CP               int    `json:"cp"`
-	VP               int    `json:"vp"`
-	ZeRO             int    `json:"zero"`
-	FSDP             bool   `json:"fsdp"`
-	MicroBatch       int    `json:"micro_batch"`
-	GlobalBatch      int    `json:"global_batch"`
-	Recompute        string `json:"recompute"`
-	SequenceParallel bool   `json:"sequence_parallel"`
-	Precision        string `json:"precision"`
-}
-
 type loraConfig struct {
 	Rank    int      `json:"rank"`
 	Alpha   float64  `json:"alpha"`
 	Targets []string `json:"targets"`
 	Dropout float64  `json:"dropout"`
 }
-
-// worldSize is the number of trainer processes the layout runs.
-func (l layoutConfig) worldSize() int { return l.TP * l.PP * l.DP * l.CP }
-
-// gradAccumulation is micro-batches per optimizer step per DP rank.
-func (l layoutConfig) gradAccumulation() int { return l.GlobalBatch / (l.MicroBatch * l.DP) }
 
 // hardwareConfig is the part of hardware.NAME the launcher needs.
 type hardwareConfig struct {
@@ -231,9 +210,9 @@ func (d *decoder) model() modelConfig {
 	}
 }
 
-func (d *decoder) layout() layoutConfig {
+func (d *decoder) layout() api.Layout {
 	obj := d.object("layout", "a layout, e.g. layout.data_parallel")
-	return layoutConfig{
+	return api.Layout{
 		TP: field(obj, "tp", 1), PP: field(obj, "pp", 1), DP: field(obj, "dp", 1), CP: field(obj, "cp", 1),
 		VP: field(obj, "vp", 1), ZeRO: field(obj, "zero", 0), FSDP: fieldBool(obj, "fsdp"),
 		MicroBatch: field(obj, "micro_batch", 0), GlobalBatch: field(obj, "global_batch", 0),
@@ -283,7 +262,7 @@ func (d *decoder) lora() *loraConfig {
 
 // steps is the optimizer step budget: steps, or train_tokens rounded up
 // to whole global batches.
-func (d *decoder) steps(m modelConfig, l layoutConfig) int64 {
+func (d *decoder) steps(m modelConfig, l api.Layout) int64 {
 	if s := d.number("steps", 0); s > 0 {
 		return int64(math.Ceil(s))
 	}

@@ -57,7 +57,7 @@ func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
 	endpoint, jobID := req.Env[api.EnvRendezvous], req.Env[api.EnvRendezvousID]
 	if nodes > 1 && endpoint == "" {
 		return nil, append(diags, api.Diagnostic{Severity: api.Error, Summary: "Multi-node training needs a cluster executor", Path: cty.GetAttrPath("layout"),
-			Detail: fmt.Sprintf("The layout runs %d processes on %d nodes, but the stage runs on this machine alone. Give it an executor (executor = executor.slurm.NAME) so every node starts its part through a torchrun rendezvous, or choose a layout of at most %d GPUs.", cfg.Layout.worldSize(), nodes, procs)})
+			Detail: fmt.Sprintf("The layout runs %d processes on %d nodes, but the stage runs on this machine alone. Give it an executor (executor = executor.slurm.NAME) so every node starts its part through a torchrun rendezvous, or choose a layout of at most %d GPUs.", cfg.Layout.WorldSize(), nodes, procs)})
 	}
 	if err := resolveCheckpoints(stageDir(runDir, req.Env), &cfg); err != nil {
 		return nil, append(diags, ioDiagnostic("Cannot read the checkpoint folder", err))
@@ -140,8 +140,8 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 
 // processes places the layout's ranks on nodes: one process per GPU, or
 // all on this machine's CPU cores.
-func processes(l layoutConfig, hw hardwareConfig, device string) (nodes, procs int, diags api.Diagnostics) {
-	world, per := l.worldSize(), hw.GPUsPerNode
+func processes(l api.Layout, hw hardwareConfig, device string) (nodes, procs int, diags api.Diagnostics) {
+	world, per := l.WorldSize(), hw.GPUsPerNode
 	if per <= 0 || world <= per || device == deviceCPU {
 		return 1, world, nil
 	}

@@ -13,7 +13,7 @@ import (
 // at plan time already; these are the trainer's own limits. They are
 // apply-time errors so that workloads written for other frameworks still
 // plan.
-func checkSupported(m modelConfig, l layoutConfig, lora *loraConfig) api.Diagnostics {
+func checkSupported(m modelConfig, l api.Layout, lora *loraConfig) api.Diagnostics {
 	var diags api.Diagnostics
 	bad := func(attr, summary, detail string) {
 		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: summary, Detail: detail, Path: cty.GetAttrPath(attr)})
@@ -45,11 +45,11 @@ func checkSupported(m modelConfig, l layoutConfig, lora *loraConfig) api.Diagnos
 
 // checkPipeline: a pipeline schedule needs at least one micro-batch per
 // stage in flight, and the interleaved schedule a whole number of rounds.
-func checkPipeline(l layoutConfig) api.Diagnostics {
+func checkPipeline(l api.Layout) api.Diagnostics {
 	if l.PP <= 1 || l.MicroBatch <= 0 || l.DP <= 0 {
 		return nil
 	}
-	m := l.gradAccumulation()
+	m := l.GradAccumulation()
 	if m >= l.PP && (l.VP <= 1 || m%l.PP == 0) {
 		return nil
 	}

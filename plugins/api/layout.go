@@ -1,0 +1,59 @@
+package api
+
+// Layout is a parallelism layout as the engine resolves a stage's layout
+// meta-argument: checked against the model and hardware, or chosen by a
+// search. Rank order follows Megatron-LM: TP varies fastest, then CP, then
+// DP, then PP. The engine hands it to plugins as the layout's value, with
+// these field names.
+type Layout struct {
+	TP int `json:"tp"`
+	PP int `json:"pp"`
+	DP int `json:"dp"`
+	CP int `json:"cp"`
+	// VP is the number of virtual pipeline stages per rank (interleaved
+	// 1F1B); 1 means plain 1F1B.
+	VP int `json:"vp"`
+	// ZeRO is the ZeRO stage 0..3; FSDP means full sharding in PyTorch's
+	// FSDP2 and counts as stage 3 for memory.
+	ZeRO             int    `json:"zero"`
+	FSDP             bool   `json:"fsdp"`
+	MicroBatch       int    `json:"micro_batch"`
+	GlobalBatch      int    `json:"global_batch"`
+	Recompute        string `json:"recompute"` // "none", "selective" or "full"
+	SequenceParallel bool   `json:"sequence_parallel"`
+	Precision        string `json:"precision"` // "bf16", "fp16" or "fp8"
+	// Framework options; empty (nil) means the framework's default.
+	// Attention is "flash" or "materialized".
+	Attention string `json:"attention,omitempty"`
+	// ScatterGather splits each pipeline send over the TP ranks and
+	// gathers it again over NVLink on arrival (Megatron-LM), with or
+	// without sequence parallelism.
+	ScatterGather *bool `json:"scatter_gather,omitempty"`
+	// GradReduceDType is the element type of the data-parallel gradient
+	// reduction: "fp32", "bf16" or "fp16".
+	GradReduceDType string `json:"grad_reduce_dtype,omitempty"`
+	// OverlapGradReduce overlaps the gradient reduction with the backward
+	// pass (and the weight gathers with the forward).
+	OverlapGradReduce *bool `json:"overlap_grad_reduce,omitempty"`
+}
+
+// WorldSize is the number of GPUs the layout occupies.
+func (l Layout) WorldSize() int { return l.TP * l.PP * l.DP * l.CP }
+
+// GradAccumulation is the number of micro-batches each DP rank runs per
+// optimizer step.
+func (l Layout) GradAccumulation() int {
+	d := l.MicroBatch * l.DP
+	if d == 0 {
+		return 0
+	}
+	return l.GlobalBatch / d
+}
+
+// ShardingStage is the effective ZeRO stage, FSDP counting as 3.
+func (l Layout) ShardingStage() int {
+	if l.FSDP {
+		return 3
+	}
+	return l.ZeRO
+}
