@@ -50,7 +50,7 @@ func trainerLayout(dp, micro, global int, fsdp bool, recompute string) layout.La
 }
 
 // trainerRunsFile holds the measured runs: each run's plan input and what
-// it measured, grouped by the device call that ran it.
+// it measured, grouped by the call on the GPU machines that ran it.
 const trainerRunsFile = "testdata/trainer-runs.json"
 
 // trainerRuns reads trainerRunsFile, keyed by the runs' names (as
