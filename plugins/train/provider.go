@@ -51,7 +51,7 @@ var common = map[string]*api.Attribute{
 	"weight_decay":     {Type: cty.Number, Description: "AdamW weight decay"},
 	"seed":             {Type: cty.Number, Description: "random seed"},
 	"checkpoint_every": {Type: cty.Number, Description: "steps between checkpoints"},
-	"framework":        {Type: cty.String, Description: "the estimator's accounting to plan with: gpuflow (this trainer, the default), gpuflow-eager (this trainer without torch.compile, which also runs it so), fsdp2, pytorch-eager or megatron"},
+	"framework":        {Type: cty.String, Description: "how the estimator sizes the stage: gpuflow (the default, this trainer, which apply runs), gpuflow-eager (the same without torch.compile), or, to size a job for another framework, megatron, fsdp2 or pytorch-eager: such a stage plans with a warning and apply refuses it"},
 	"global_batch":     {Type: cty.Number, Description: "sequences per optimizer step, for layout = \"auto\" (a layout block sets its own)"},
 	"device":           {Type: cty.String, Description: "cuda (the default), or cpu: every rank on this machine's CPU cores over gloo in fp32, a smoke test at toy size"},
 }
