@@ -116,7 +116,7 @@ func (a *applier) execute(ctx context.Context, sp *StagePlan, n *stageNode, conf
 	cfg, _ := configJSON(config)
 	rec := &state.Stage{Address: sp.Address, Status: state.StatusRunning, InputHash: hash,
 		Plugin: state.Plugin{Name: sp.Plugin.Name, Version: sp.Plugin.Version}, Config: cfg,
-		StartedAt: r.StartedAt, LogPath: r.LogPath}
+		StartedAt: r.StartedAt, LogPath: r.LogPath, Plan: prediction(sp.Estimate)}
 	if err := a.record(rec); err != nil {
 		run.Close()
 		return failedResult(sp, fmt.Sprintf("state cannot be written: %s", err), nil)

@@ -7,6 +7,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/engine/estimate"
+	"github.com/gpuflow/gpuflow/engine/state"
 	"github.com/gpuflow/gpuflow/hardware"
 	"github.com/gpuflow/gpuflow/plugins/api"
 )
@@ -124,4 +125,13 @@ func loraArg(config cty.Value, name string) *estimate.LoRA {
 		}
 	}
 	return out
+}
+
+// prediction keeps what a run can be checked against; nil for a stage the
+// plan did not estimate.
+func prediction(e *estimate.Estimate) *state.Prediction {
+	if e == nil {
+		return nil
+	}
+	return &state.Prediction{MemoryBytes: e.Memory.Total, StepTimeS: e.StepTimeS, TokensPerS: e.TokensPerS, MFU: e.MFU}
 }

@@ -40,10 +40,13 @@ type Stage struct {
 	Config    json.RawMessage            `json:"config,omitempty"`
 	Outputs   map[string]json.RawMessage `json:"outputs,omitempty"`
 	Metrics   map[string]Metric          `json:"metrics,omitempty"`
-	StartedAt time.Time                  `json:"started_at,omitzero"`
-	EndedAt   time.Time                  `json:"ended_at,omitzero"`
-	LogPath   string                     `json:"log_path,omitempty"`
-	Error     string                     `json:"error,omitempty"`
+	// Plan is what the plan predicted for a training stage, kept beside
+	// the measurement so that summaries and reports can show the error.
+	Plan      *Prediction `json:"plan,omitempty"`
+	StartedAt time.Time   `json:"started_at,omitzero"`
+	EndedAt   time.Time   `json:"ended_at,omitzero"`
+	LogPath   string      `json:"log_path,omitempty"`
+	Error     string      `json:"error,omitempty"`
 }
 
 // Plugin identifies the plugin that ran a stage.
@@ -59,6 +62,15 @@ type Metric struct {
 	Min   float64 `json:"min"`
 	Max   float64 `json:"max"`
 	Count int64   `json:"count"`
+}
+
+// Prediction is the part of a training stage's estimate that a run
+// measures too.
+type Prediction struct {
+	MemoryBytes int64   `json:"memory_bytes"`
+	StepTimeS   float64 `json:"step_time_s"`
+	TokensPerS  float64 `json:"tokens_per_s"`
+	MFU         float64 `json:"mfu"`
 }
 
 // New returns empty state for a workload.
