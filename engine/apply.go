@@ -89,6 +89,8 @@ type StageResult struct {
 	// engine's own about this stage.
 	Diagnostics hcl.Diagnostics
 	Outputs     map[string]json.RawMessage
+	// Plan is what the plan predicted for a training stage that ran.
+	Plan *state.Prediction
 }
 
 // Duration is how long the stage ran; zero for one that did not run.

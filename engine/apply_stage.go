@@ -137,6 +137,7 @@ func (a *applier) execute(ctx context.Context, sp *StagePlan, n *stageNode, conf
 	if err := a.record(rec); err != nil {
 		r.Outcome, r.Reason = OutcomeFailed, fmt.Sprintf("state cannot be written: %s", err)
 	}
+	r.Plan = rec.Plan
 	return r
 }
 

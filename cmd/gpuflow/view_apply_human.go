@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuflow/gpuflow/engine"
+	"github.com/gpuflow/gpuflow/engine/report"
 	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
@@ -288,6 +289,24 @@ func writeApplyTable(w io.Writer, res *engine.ApplyResult, v *applyHuman) {
 		if r.LogPath != "" && r.Outcome != engine.OutcomeSucceeded {
 			fmt.Fprintf(w, "  %-*s  log: %s\n", width, "", r.LogPath)
 		}
+		if r.Outcome == engine.OutcomeSucceeded {
+			writeStageFigures(w, width, r)
+		}
+	}
+}
+
+// writeStageFigures shows under a stage that ran its key outputs and, for
+// a training stage, the plan against the measurement with the error.
+func writeStageFigures(w io.Writer, width int, r *engine.StageResult) {
+	if key := report.KeyOutputs(r.Outputs); len(key) > 0 {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, "", strings.Join(key, " "))
+	}
+	var plan []string
+	for _, c := range report.Compare(r.Plan, r.Outputs) {
+		plan = append(plan, c.Text())
+	}
+	if len(plan) > 0 {
+		fmt.Fprintf(w, "  %-*s  plan -> measured: %s\n", width, "", strings.Join(plan, ", "))
 	}
 }
 

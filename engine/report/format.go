@@ -47,8 +47,10 @@ func bytesLabel(b float64) string {
 }
 
 // output decodes one of a stage's outputs into v, reporting whether it was there.
-func output(s *state.Stage, name string, v any) bool {
-	raw, ok := s.Outputs[name]
+func output(s *state.Stage, name string, v any) bool { return decode(s.Outputs, name, v) }
+
+func decode(outputs map[string]json.RawMessage, name string, v any) bool {
+	raw, ok := outputs[name]
 	return ok && json.Unmarshal(raw, v) == nil
 }
 
@@ -64,3 +66,5 @@ func metricsTable(m map[string]state.Metric) (Table, bool) {
 	}
 	return t, true
 }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -68,19 +68,14 @@ func (in stageInput) lines(title, ylabel string, scale float64, names ...string)
 // is the median of the run's steps, so that the first (compiling) steps do
 // not weigh on it.
 func (in stageInput) planTable() Table {
-	p := in.stage.Plan
 	t := Table{Title: "Plan against measurement", Header: []string{"figure", "plan", "measured", "error"}}
-	add := func(name string, plan, measured float64, ok bool) {
-		if ok {
-			t.Rows = append(t.Rows, []string{name, num(plan), num(measured), errorPct(plan, measured)})
-		}
+	rows := Compare(in.stage.Plan, in.stage.Outputs)
+	if step, ok := median(in.series["step_time"]); ok {
+		rows = append(rows, Compared{Figure: "step time (s, median)", Plan: in.stage.Plan.StepTimeS, Measured: step})
 	}
-	var mem, tps, mfu float64
-	add("peak memory per GPU (GiB)", float64(p.MemoryBytes)/gib, mem/gib, output(in.stage, "peak_memory_bytes", &mem))
-	add("tokens/s", p.TokensPerS, tps, output(in.stage, "tokens_per_s", &tps))
-	step, ok := median(in.series["step_time"])
-	add("step time (s, median)", p.StepTimeS, step, ok)
-	add("MFU (%)", 100*p.MFU, 100*mfu, output(in.stage, "mfu", &mfu))
+	for _, c := range rows {
+		t.Rows = append(t.Rows, []string{c.Figure, num(c.Plan), num(c.Measured), c.Error()})
+	}
 	return t
 }
 
