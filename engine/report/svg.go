@@ -14,7 +14,8 @@ const (
 	plotW, plotH           = chartW - padL - padR, chartH - padT - padB
 	yTicks                 = 5
 	refColour, gridColour  = "#d62728", "#e5e5e5"
-	textStyle              = `font-family="sans-serif" font-size="12" fill="#333"`
+	fontStyle              = `font-family="sans-serif" font-size="12"`
+	textStyle              = fontStyle + ` fill="#333"`
 )
 
 // palette is colour-blind safe (Okabe and Ito).
@@ -54,16 +55,29 @@ func newYScale(f Figure) yScale {
 	if s.hi <= s.lo {
 		s.hi = s.lo + 1
 	}
-	s.hi += (s.hi - s.lo) * 0.05
+	step := niceStep((s.hi - s.lo) / yTicks)
+	s.lo, s.hi = math.Floor(s.lo/step)*step, math.Ceil(s.hi*1.02/step)*step
 	return s
+}
+
+// niceStep rounds a tick step up to 1, 2 or 5 times a power of ten, so
+// that tick labels read as round numbers.
+func niceStep(raw float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5} {
+		if raw <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 func (s yScale) at(y float64) float64 { return padT + plotH*(1-(y-s.lo)/(s.hi-s.lo)) }
 
 // axes draws the horizontal grid with value labels and the axis titles.
 func (s yScale) axes(b *strings.Builder, f Figure) {
-	for i := range yTicks + 1 {
-		v := s.lo + (s.hi-s.lo)*float64(i)/yTicks
+	step := niceStep((s.hi - s.lo) / yTicks)
+	for v := s.lo; v <= s.hi+step/2; v += step {
 		y := s.at(v)
 		fmt.Fprintf(b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="%s"/>`, padL, y, padL+plotW, y, gridColour)
 		fmt.Fprintf(b, `<text x="%g" y="%.1f" %s text-anchor="end">%s</text>`, padL-6, y+4, textStyle, num(v))
@@ -77,7 +91,7 @@ func (s yScale) refs(b *strings.Builder, f Figure) {
 	for _, r := range f.Refs {
 		y := s.at(r.Y)
 		fmt.Fprintf(b, `<line class="ref" x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="%s" stroke-dasharray="6 4" stroke-width="1.5"/>`, padL, y, padL+plotW, y, refColour)
-		fmt.Fprintf(b, `<text x="%g" y="%.1f" %s text-anchor="end" fill="%s">%s %s</text>`, padL+plotW-4, y-4, textStyle, refColour, html.EscapeString(r.Name), num(r.Y))
+		fmt.Fprintf(b, `<text x="%g" y="%.1f" %s text-anchor="end" fill="%s" stroke="#fff" stroke-width="4" paint-order="stroke">%s %s</text>`, padL+plotW-4, y-5, fontStyle, refColour, html.EscapeString(r.Name), num(r.Y))
 	}
 }
 
