@@ -114,6 +114,10 @@ func (a *applier) execute(ctx context.Context, sp *StagePlan, n *stageNode, conf
 	}
 	r.RunID, r.LogPath = run.ID, run.LogPath()
 	cfg, _ := configJSON(config)
+	if err := run.WriteInputs(runlog.Inputs{InputHash: hash, Config: cfg}); err != nil {
+		run.Close()
+		return failedResult(sp, fmt.Sprintf("its run directory cannot be written: %s", err), nil)
+	}
 	rec := &state.Stage{Address: sp.Address, Status: state.StatusRunning, InputHash: hash,
 		Plugin: state.Plugin{Name: sp.Plugin.Name, Version: sp.Plugin.Version}, Config: cfg,
 		StartedAt: r.StartedAt, LogPath: r.LogPath, Plan: prediction(sp.Estimate)}

@@ -48,3 +48,30 @@ func TestReadEventsNamesBadLine(t *testing.T) {
 		t.Errorf("error %v; want one naming line 2", err)
 	}
 }
+
+// TestListOrdersRunsOfOneSecond: IDs of runs started within one second
+// differ only in their random suffix; the log's first line orders them.
+func TestListOrdersRunsOfOneSecond(t *testing.T) {
+	root := t.TempDir()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var want []string
+	for i := range 5 {
+		start := at.Add(time.Duration(i) * time.Millisecond)
+		run, err := Create(root, "exec.a", start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Note(start, "started")
+		if err := run.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, run.ID)
+	}
+	got, err := List(root, "exec.a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}

@@ -40,6 +40,9 @@ type Run struct {
 	err     error
 }
 
+// idTimeLayout is the time at the start of a run ID.
+const idTimeLayout = "20060102T150405Z"
+
 // flushEvery bounds how stale the files may be while a stage runs, so a
 // crash of gpuflow loses at most this much of a run's record.
 const flushEvery = time.Second
@@ -72,7 +75,7 @@ func newID(start time.Time) (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return start.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
+	return start.UTC().Format(idTimeLayout) + "-" + hex.EncodeToString(b[:]), nil
 }
 
 // LogPath is the path of the run's plain-text log.
@@ -144,4 +147,17 @@ func (r *Run) Close() error {
 		}
 	}
 	return err
+}
+
+// WriteInputs records what the run was given, written whole then renamed.
+func (r *Run) WriteInputs(in Inputs) error {
+	b, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(r.Dir, "."+InputsFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(r.Dir, InputsFile))
 }
