@@ -149,14 +149,16 @@ func (r *Run) Close() error {
 	return err
 }
 
-// WriteInputs records what the run was given, written whole then renamed.
+// WriteInputs records what the run was given, written whole then renamed;
+// readable by its owner only, as state is, since a stage body may hold
+// sensitive values.
 func (r *Run) WriteInputs(in Inputs) error {
 	b, err := json.MarshalIndent(in, "", "  ")
 	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(r.Dir, "."+InputsFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(r.Dir, InputsFile))
