@@ -1,0 +1,18 @@
+// Package chat turns conversation records into training text with the
+// model's own chat template, and marks which bytes of that text came from
+// the turns the model is trained on.
+//
+// A record holds OpenAI-style "messages" (role, content, tool_calls) or
+// ShareGPT "conversations" (from, value), and optionally "tools". The
+// template is the Jinja chat_template of tokenizer_config.json or a
+// chat_template.jinja file, run by gonja with the settings transformers
+// uses (trim_blocks, lstrip_blocks, bos_token, eos_token,
+// raise_exception, strftime_now, and a tojson that writes what Python's
+// json.dumps writes).
+//
+// The trained spans are found by rendering prefixes of the conversation:
+// the bytes an assistant message adds after the generation prompt of the
+// turns before it are that message's. A template whose renders of a
+// prefix are not a prefix of the whole render cannot be split this way,
+// and the record is rejected with that reason.
+package chat
