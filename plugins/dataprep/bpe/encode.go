@@ -108,20 +108,13 @@ func (e *Encoder) encodeSegment(dst []uint32, text string, atStart bool) []uint3
 // allowed_special="all" do. The text between them is normalized stretch by
 // stretch, as Hugging Face does.
 func (e *Encoder) EncodeSpecial(dst []uint32, text string) []uint32 {
-	return e.EncodeSpecialPart(dst, text, true)
-}
-
-// EncodeSpecialPart is EncodeSpecial for a part of a document; atStart says
-// whether it is the document's first, which normalizers that prefix a space
-// treat apart.
-func (e *Encoder) EncodeSpecialPart(dst []uint32, text string, atStart bool) []uint32 {
 	for start := 0; start < len(text); {
 		at, special := e.t.specials.next(text, start)
 		if at < 0 {
-			return e.encodeSegment(dst, text[start:], atStart && start == 0)
+			return e.encodeSegment(dst, text[start:], start == 0)
 		}
 		if at > start {
-			dst = e.encodeSegment(dst, text[start:at], atStart && start == 0)
+			dst = e.encodeSegment(dst, text[start:at], start == 0)
 		}
 		dst = append(dst, e.t.specials.ids[special])
 		start = at + len(special)

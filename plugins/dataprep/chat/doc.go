@@ -14,5 +14,11 @@
 // the bytes an assistant message adds after the generation prompt of the
 // turns before it are that message's. A template whose renders of a
 // prefix are not a prefix of the whole render cannot be split this way,
-// and the record is rejected with that reason.
+// and the record is rejected with that reason (Qwen3's template, which
+// writes a reasoning block only on the turns after the last user message,
+// is one); train_on = "all" still renders it.
+//
+// Encode tokenizes the whole render at once, as plain text would be, and
+// places each span's start by encoding the text before it, so the mask
+// follows the render's own tokens.
 package chat

@@ -68,75 +68,42 @@ func (t *Template) Spans(c *Conversation, trainOn string) ([]Span, error) {
 // Encode tokenizes the text of spans, special-token text becoming special
 // tokens, and appends to ids and mask (1 for a trained token, 0 otherwise).
 // The whole text is encoded at once, so the tokens are those of the plain
-// render; a token with any byte in a trained span is trained. Tokenizers
-// whose tokens do not spell the text byte for byte (those that normalize
-// spaces) encode each span on its own instead, which can differ from the
-// whole render's tokens where a span boundary falls inside a word.
-func Encode(tok *bpe.Tokenizer, enc *bpe.Encoder, spans []Span, ids []uint32, mask []uint8) ([]uint32, []uint8, error) {
+// render. Where a span starts is found by encoding the text before it: the
+// tokens both encodings share lie before the span, the rest at or after it.
+// A token that straddles a span's start is therefore in the span, one that
+// straddles its end is not.
+func Encode(enc *bpe.Encoder, spans []Span, ids []uint32, mask []uint8) ([]uint32, []uint8) {
 	var text strings.Builder
 	for _, s := range spans {
 		text.WriteString(s.Text)
 	}
-	n := len(ids)
-	ids = enc.EncodeSpecial(ids, text.String())
-	ends, err := tokenEnds(tok, ids[n:], text.Len())
-	if err != nil {
-		return nil, nil, err
-	}
-	if ends == nil {
-		return encodeSpanwise(enc, spans, ids[:n], mask)
-	}
-	// Each token is matched against the spans it overlaps; both run
-	// forward, so this is one pass.
-	k, spanStart, start := 0, 0, 0
-	for _, end := range ends {
-		var m uint8
-		for j, at := k, spanStart; j < len(spans) && at < end; j++ {
-			if spans[j].Train && at+len(spans[j].Text) > start && len(spans[j].Text) > 0 {
-				m = 1
-			}
-			at += len(spans[j].Text)
-		}
-		mask = append(mask, m)
-		for k < len(spans) && spanStart+len(spans[k].Text) <= end {
-			spanStart += len(spans[k].Text)
-			k++
-		}
-		start = end
-	}
-	return ids, mask, nil
-}
-
-// tokenEnds returns the byte offset in the text where each token ends, or
-// nil when the tokens do not spell the text's length.
-func tokenEnds(tok *bpe.Tokenizer, ids []uint32, textLen int) ([]int, error) {
-	ends := make([]int, len(ids))
-	end := 0
-	for k, id := range ids {
-		b, err := tok.Decode([]uint32{id})
-		if err != nil {
-			return nil, err
-		}
-		end += len(b)
-		ends[k] = end
-	}
-	if end != textLen {
-		return nil, nil
-	}
-	return ends, nil
-}
-
-func encodeSpanwise(enc *bpe.Encoder, spans []Span, ids []uint32, mask []uint8) ([]uint32, []uint8, error) {
+	whole := enc.EncodeSpecial(nil, text.String())
+	var prefix []uint32
+	at, from := 0, 0
 	for k, s := range spans {
-		n := len(ids)
-		ids = enc.EncodeSpecialPart(ids, s.Text, k == 0)
+		at += len(s.Text)
+		to := len(whole)
+		if k < len(spans)-1 {
+			prefix = enc.EncodeSpecial(prefix[:0], text.String()[:at])
+			to = max(from, sharedPrefix(prefix, whole))
+		}
 		var m uint8
 		if s.Train {
 			m = 1
 		}
-		for range len(ids) - n {
+		for range to - from {
 			mask = append(mask, m)
 		}
+		from = to
 	}
-	return ids, mask, nil
+	return append(ids, whole...), mask
+}
+
+// sharedPrefix is the number of leading ids a and b have in common.
+func sharedPrefix(a, b []uint32) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
