@@ -15,12 +15,23 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// ExecutorSlurm is the one executor kind besides the implicit local one:
-// stages run as Slurm jobs.
-const ExecutorSlurm = "slurm"
+// Executor kinds besides the implicit local one: stages run as Slurm jobs,
+// or as Kubernetes Jobs.
+const (
+	ExecutorSlurm      = "slurm"
+	ExecutorKubernetes = "kubernetes"
+)
 
 // executorKinds are the kinds an executor block may name.
-var executorKinds = []string{ExecutorSlurm}
+var executorKinds = []string{ExecutorSlurm, ExecutorKubernetes}
+
+// kindArguments are the arguments and blocks only one kind takes; the
+// others (nodes, gpus_per_node, time_limit, env) every kind takes.
+var kindArguments = map[string][]string{
+	ExecutorSlurm: {"partition", "account", "qos", "cpus_per_task", "exclusive", "container_image", "retries", "extra_sbatch"},
+	ExecutorKubernetes: {"kubeconfig", "context", "namespace", "image", "service_account", "pending_timeout",
+		"node_selector", "annotations", "toleration", "volume"},
+}
 
 // Executor is an executor block: where the stages that name it run
 // instead of this machine. Stages without an executor run locally.
@@ -57,6 +68,50 @@ type ExecutorSpec struct {
 	ExtraSbatch []string
 	// Env is exported on every node before the stage starts.
 	Env map[string]string
+
+	// Kubernetes: the cluster (a kubeconfig and a context in it; empty
+	// for $KUBECONFIG and its current context) and what every pod gets.
+	Kubeconfig     *string `hcl:"kubeconfig,optional"`
+	Context        *string `hcl:"context,optional"`
+	Namespace      *string `hcl:"namespace,optional"`
+	Image          *string `hcl:"image,optional"`
+	ServiceAccount *string `hcl:"service_account,optional"`
+	// PendingTimeout is how long a pod may wait for a node before the
+	// stage fails with the scheduler's reason.
+	PendingTimeout *string `hcl:"pending_timeout,optional"`
+	NodeSelector   map[string]string
+	Annotations    map[string]string
+	Tolerations    []ExecutorToleration
+	Volumes        []ExecutorVolume
+}
+
+// ExecutorToleration is a toleration block: the pods tolerate a taint.
+type ExecutorToleration struct {
+	Key      *string `hcl:"key,optional"`
+	Operator *string `hcl:"operator,optional"`
+	Value    *string `hcl:"value,optional"`
+	Effect   *string `hcl:"effect,optional"`
+}
+
+// ExecutorVolume is a volume "NAME" block: a PersistentVolumeClaim or a
+// host path, mounted in every pod.
+type ExecutorVolume struct {
+	Name      string
+	Claim     *string `hcl:"claim,optional"`
+	HostPath  *string `hcl:"host_path,optional"`
+	MountPath *string `hcl:"mount_path,optional"`
+	ReadOnly  *bool   `hcl:"read_only,optional"`
+	Range     hcl.Range
+}
+
+// PendingTimeoutDuration is pending_timeout as a duration; zero when not
+// set. Decoding has checked it.
+func (s *ExecutorSpec) PendingTimeoutDuration() time.Duration {
+	if s.PendingTimeout == nil {
+		return 0
+	}
+	d, _ := time.ParseDuration(*s.PendingTimeout)
+	return d
 }
 
 // TimeLimitDuration is time_limit as a duration; zero when not set.
@@ -80,7 +135,10 @@ func (r *ExecutorRef) Addr() string { return "executor." + r.Kind + "." + r.Name
 
 // executorCollections are the list and map arguments, decoded apart from
 // the scalar ones.
-var executorCollections = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "extra_sbatch"}, {Name: "env"}}}
+var executorCollections = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "extra_sbatch"}, {Name: "env"}, {Name: "node_selector"}, {Name: "annotations"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "toleration"}, {Type: "volume", LabelNames: []string{"name"}}},
+}
 
 // addExecutor records an executor block; its body waits for variables.
 func (c *Config) addExecutor(b *hcl.Block) hcl.Diagnostics {
@@ -136,10 +194,33 @@ func (e *Executor) decode(ctx *hcl.EvalContext) hcl.Diagnostics {
 		e.Spec.Env, d = decodeExecutorEnv(a, ctx)
 		diags = append(diags, d...)
 	}
+	diags = append(diags, e.decodeKubernetes(content, ctx)...)
 	if diags.HasErrors() {
 		return diags
 	}
+	if d := e.checkKind(); d.HasErrors() {
+		return d
+	}
 	return e.check()
+}
+
+// checkKind reports arguments of another kind of executor.
+func (e *Executor) checkKind() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for kind, args := range kindArguments {
+		if kind == e.Kind {
+			continue
+		}
+		for _, arg := range args {
+			if r, ok := e.Ranges[arg]; ok {
+				diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported argument",
+					Detail: fmt.Sprintf("%s is an argument of %s executors; a %s executor takes nodes, gpus_per_node, time_limit, env and %s.",
+						arg, kind, e.Kind, strings.Join(kindArguments[e.Kind], ", ")),
+					Subject: r.Ptr()})
+			}
+		}
+	}
+	return diags
 }
 
 // slurmWord is what may follow --partition=, --account= and --qos= on an
@@ -162,6 +243,9 @@ func (e *Executor) check() hcl.Diagnostics {
 			"container_image names an image for pyxis/enroot, like \"nvcr.io#nvidia/pytorch:25.01-py3\", without spaces or commas."))
 	}
 	diags = append(diags, e.checkCounts()...)
+	if e.Kind == ExecutorKubernetes {
+		return append(diags, e.checkKubernetes()...)
+	}
 	return append(diags, e.checkTimeLimit()...)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/engine/dag"
+	"github.com/gpuflow/gpuflow/engine/executor/kubernetes"
 	"github.com/gpuflow/gpuflow/engine/executor/slurm"
 	"github.com/gpuflow/gpuflow/engine/state"
 	"github.com/gpuflow/gpuflow/plugins/api"
@@ -50,6 +51,9 @@ type ApplyOptions struct {
 	// Slurm configures the runs of stages whose executor is Slurm; the
 	// zero value runs the Slurm commands found on $PATH.
 	Slurm slurm.Options
+	// Kubernetes configures the runs of stages whose executor is
+	// Kubernetes; the zero value connects as the plan's kubeconfig says.
+	Kubernetes kubernetes.Options
 }
 
 // ApplyObserver follows an apply, for a live display. Its methods are called

@@ -128,7 +128,7 @@ func (a *applier) execute(ctx context.Context, sp *StagePlan, n *stageNode, conf
 	a.opts.Observer.StageStarted(sp, r.StartedAt)
 	run.Note(r.StartedAt, fmt.Sprintf("stage %s started (run %s, plugin %s %s)", sp.Address, run.ID, sp.Plugin.Name, sp.Plugin.Version))
 	metrics := &metricSummary{}
-	a.invoke(ctx, sp, n, config, run, metrics, r)
+	a.invoke(ctx, sp, n, config, run, metrics, r, rec)
 	r.EndedAt = time.Now()
 	run.Note(r.EndedAt, fmt.Sprintf("stage %s %s after %s%s", sp.Address, r.Outcome, r.Duration().Round(time.Millisecond), reasonTail(r.Reason)))
 	if err := run.Close(); err != nil && r.Outcome == OutcomeSucceeded {
@@ -181,8 +181,8 @@ func (a *applier) record(rec *state.Stage) error {
 
 // invoke starts the plugin process, applies the stage and fills r with the
 // outcome, outputs and diagnostics.
-func (a *applier) invoke(ctx context.Context, sp *StagePlan, n *stageNode, config cty.Value, run *runlog.Run, metrics *metricSummary, r *StageResult) {
-	proc, err := a.launcher(sp).Launch(ctx, n.plugin)
+func (a *applier) invoke(ctx context.Context, sp *StagePlan, n *stageNode, config cty.Value, run *runlog.Run, metrics *metricSummary, r *StageResult, rec *state.Stage) {
+	proc, err := a.launcher(sp, rec).Launch(ctx, n.plugin)
 	if err != nil {
 		r.Outcome, r.Reason = OutcomeFailed, fmt.Sprintf("plugin %s did not start: %s", n.plugin.Name, err)
 		if ctx.Err() != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/gpuflow/gpuflow/dsl"
+	"github.com/gpuflow/gpuflow/engine/executor/kubernetes"
 	"github.com/gpuflow/gpuflow/engine/executor/slurm"
 )
 
@@ -25,7 +26,12 @@ type ExecutorPlan struct {
 	// submitted again.
 	Retries int `json:"retries"`
 	// Script is the sbatch script apply submits, byte for byte.
-	Script string `json:"script"`
+	Script string `json:"script,omitempty"`
+	// Manifest is the Kubernetes manifest apply submits, with the names
+	// and directories of one run left as placeholders.
+	Manifest string `json:"manifest,omitempty"`
+	// Kubernetes is what a Kubernetes run is rendered from.
+	Kubernetes *kubernetes.Job `json:"kubernetes,omitempty"`
 }
 
 // DefaultRetries is how often a job that was preempted or lost a node is
@@ -41,8 +47,11 @@ func (p *planner) planExecutor(n *stageNode, sp *StagePlan) hcl.Diagnostics {
 		return nil
 	}
 	e := p.w.Config.Executors[ref.Kind+"."+ref.Name]
-	if e == nil || !e.Decoded || e.Kind != dsl.ExecutorSlurm {
+	if e == nil || !e.Decoded {
 		return nil // the workload's loading reported it
+	}
+	if e.Kind == dsl.ExecutorKubernetes {
+		return p.planKubernetes(e, ref, sp)
 	}
 	job, diags := slurmJob(e, ref, sp)
 	if diags.HasErrors() {
@@ -62,23 +71,7 @@ func slurmJob(e *dsl.Executor, ref *dsl.ExecutorRef, sp *StagePlan) (slurm.Job, 
 		Nodes: max(1, sp.Claims.Nodes), GPUsPerNode: sp.Claims.GPUsPerNode, CPUsPerTask: deref(s.CPUsPerTask),
 		Exclusive: deref(s.Exclusive), ContainerImage: deref(s.ContainerImage), ExtraSbatch: s.ExtraSbatch,
 		Retries: DefaultRetries}
-	var diags hcl.Diagnostics
-	if s.Nodes != nil {
-		if sp.Claims.Nodes > 0 && *s.Nodes != sp.Claims.Nodes {
-			diags = diags.Append(executorMismatch(e, ref, "nodes", fmt.Sprintf(
-				"%s asks for %d node(s), but stage %s runs on %d; leave nodes out to take the stage's, or change its hardware.",
-				e.Addr(), *s.Nodes, sp.Address, sp.Claims.Nodes)))
-		}
-		job.Nodes = *s.Nodes
-	}
-	if s.GPUsPerNode != nil {
-		if *s.GPUsPerNode < sp.Claims.GPUsPerNode {
-			diags = diags.Append(executorMismatch(e, ref, "gpus_per_node", fmt.Sprintf(
-				"%s asks for %d GPU(s) per node, but stage %s needs %d; leave gpus_per_node out to take the stage's.",
-				e.Addr(), *s.GPUsPerNode, sp.Address, sp.Claims.GPUsPerNode)))
-		}
-		job.GPUsPerNode = *s.GPUsPerNode
-	}
+	diags := fitExecutor(e, ref, sp, &job.Nodes, &job.GPUsPerNode)
 	if s.Retries != nil {
 		job.Retries = *s.Retries
 	}
@@ -92,6 +85,30 @@ func slurmJob(e *dsl.Executor, ref *dsl.ExecutorRef, sp *StagePlan) (slurm.Job, 
 	// of any kind may.
 	job.Rendezvous = sp.Layout != nil || sp.AutoLayout != nil || job.Nodes > 1
 	return job, diags
+}
+
+// fitExecutor takes the executor's nodes and gpus_per_node where it sets
+// them, and reports those that do not fit the stage.
+func fitExecutor(e *dsl.Executor, ref *dsl.ExecutorRef, sp *StagePlan, nodes, gpusPerNode *int) hcl.Diagnostics {
+	s := &e.Spec
+	var diags hcl.Diagnostics
+	if s.Nodes != nil {
+		if sp.Claims.Nodes > 0 && *s.Nodes != sp.Claims.Nodes {
+			diags = diags.Append(executorMismatch(e, ref, "nodes", fmt.Sprintf(
+				"%s asks for %d node(s), but stage %s runs on %d; leave nodes out to take the stage's, or change its hardware.",
+				e.Addr(), *s.Nodes, sp.Address, sp.Claims.Nodes)))
+		}
+		*nodes = *s.Nodes
+	}
+	if s.GPUsPerNode != nil {
+		if *s.GPUsPerNode < sp.Claims.GPUsPerNode {
+			diags = diags.Append(executorMismatch(e, ref, "gpus_per_node", fmt.Sprintf(
+				"%s asks for %d GPU(s) per node, but stage %s needs %d; leave gpus_per_node out to take the stage's.",
+				e.Addr(), *s.GPUsPerNode, sp.Address, sp.Claims.GPUsPerNode)))
+		}
+		*gpusPerNode = *s.GPUsPerNode
+	}
+	return diags
 }
 
 // executorMismatch reports an executor argument that does not fit the

@@ -31,6 +31,9 @@ type PlanOptions struct {
 	// Calibration holds measured figures per hardware profile; nil means
 	// estimates come from datasheets alone.
 	Calibration *calibration.File
+	// Clusters answers what the plan asks Kubernetes clusters; nil plans
+	// without asking (an Indexed Job, never a JobSet).
+	Clusters ClusterProbe
 }
 
 // planner carries one planning pass.

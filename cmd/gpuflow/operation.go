@@ -91,7 +91,8 @@ func (op *operation) loadPlanOptions() hcl.Diagnostics {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read calibration",
 			Detail: fmt.Sprintf("%s: %s. Fix or remove the file to plan with datasheet figures.", calibration.DefaultPath, err)}}
 	}
-	op.opts = engine.PlanOptions{Plugins: op.plugins, Targets: op.req.targets, Replace: op.req.replace, Version: version, Calibration: cal}
+	op.opts = engine.PlanOptions{Plugins: op.plugins, Targets: op.req.targets, Replace: op.req.replace, Version: version, Calibration: cal,
+		Clusters: clusterProbe}
 	switch {
 	case op.req.ignoreState:
 	case op.req.lockState:

@@ -231,11 +231,54 @@ func writeNCCLDiff(r diffRows, cs []plandiff.NCCLChange, pal *palette) {
 func writeExecutorDiff(r diffRows, cs []plandiff.Change) {
 	for i, c := range cs {
 		text := changeText(c)
-		if c.Path == "script" {
+		switch {
+		case c.Path == "script":
 			text = "script: " + scriptChange(c)
+		case c.Path == "manifest":
+			writeManifestChange(r, keyOnce(i, "executor"), c)
+			continue
 		}
 		r.row(keyOnce(i, "executor"), "%s", text)
 	}
+}
+
+// writeManifestChange shows the lines of a Kubernetes manifest that only
+// one side has, in the new manifest's order: what the change does to
+// what apply submits.
+func writeManifestChange(r diffRows, key string, c plandiff.Change) {
+	var old, new string
+	json.Unmarshal(c.Old, &old)
+	json.Unmarshal(c.New, &new)
+	r.row(key, "manifest:")
+	removed, added := manifestLines(old, new)
+	for _, l := range removed {
+		r.row("", "  - %s", l)
+	}
+	for _, l := range added {
+		r.row("", "  + %s", l)
+	}
+}
+
+// manifestLines are the lines of old missing from new and the reverse,
+// counted as multisets, each in its own side's order.
+func manifestLines(old, new string) (removed, added []string) {
+	oldLines, newLines := strings.Split(old, "\n"), strings.Split(new, "\n")
+	only := func(a, b []string) []string {
+		count := map[string]int{}
+		for _, l := range b {
+			count[l]++
+		}
+		var out []string
+		for _, l := range a {
+			if count[l] > 0 {
+				count[l]--
+				continue
+			}
+			out = append(out, l)
+		}
+		return out
+	}
+	return only(oldLines, newLines), only(newLines, oldLines)
 }
 
 // scriptChange counts the lines only one side of a job script has.

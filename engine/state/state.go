@@ -47,6 +47,20 @@ type Stage struct {
 	EndedAt   time.Time   `json:"ended_at,omitzero"`
 	LogPath   string      `json:"log_path,omitempty"`
 	Error     string      `json:"error,omitempty"`
+	// ClusterJob is the cluster job that runs the stage, recorded once the
+	// cluster accepted it, so that a gpuflow started again while it runs
+	// follows it instead of submitting another.
+	ClusterJob *ClusterJob `json:"cluster_job,omitempty"`
+}
+
+// ClusterJob names a job submitted to a cluster.
+type ClusterJob struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
+	// RunDir is the run directory its nodes write into.
+	RunDir string `json:"run_dir"`
 }
 
 // Plugin identifies the plugin that ran a stage.

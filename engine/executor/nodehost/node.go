@@ -18,18 +18,24 @@ type node struct {
 }
 
 // nodeFromEnv reads SLURM_JOB_ID, SLURM_NODEID, SLURM_NNODES and
-// SLURMD_NODENAME.
+// SLURMD_NODENAME under srun, and in a Kubernetes pod the variables its
+// manifest sets (rundir.EnvClusterJob and the others).
 func nodeFromEnv(environ []string) (node, error) {
 	env := envMap(environ)
 	n := node{jobID: env["SLURM_JOB_ID"], host: env["SLURMD_NODENAME"]}
-	if n.jobID == "" || env["SLURM_NODEID"] == "" {
-		return n, fmt.Errorf("SLURM_JOB_ID and SLURM_NODEID are not set: gpuflow node-host runs under srun, started by the job script gpuflow apply submits")
+	index, count := env["SLURM_NODEID"], env["SLURM_NNODES"]
+	if n.jobID == "" && env[rundir.EnvClusterJob] != "" {
+		n.jobID, n.host = env[rundir.EnvClusterJob], env[rundir.EnvNodeName]
+		index, count = env[rundir.EnvPodIndex], env[rundir.EnvNodes]
+	}
+	if n.jobID == "" || index == "" {
+		return n, fmt.Errorf("SLURM_JOB_ID and SLURM_NODEID are not set: gpuflow node-host runs under srun, started by the job script gpuflow apply submits, or in a pod of the Job it submits to Kubernetes")
 	}
 	var err error
-	if n.index, err = strconv.Atoi(env["SLURM_NODEID"]); err != nil {
-		return n, fmt.Errorf("SLURM_NODEID=%q is not a number", env["SLURM_NODEID"])
+	if n.index, err = strconv.Atoi(index); err != nil {
+		return n, fmt.Errorf("the node index %q is not a number", index)
 	}
-	if n.count, err = strconv.Atoi(env["SLURM_NNODES"]); err != nil || n.count < 1 {
+	if n.count, err = strconv.Atoi(count); err != nil || n.count < 1 {
 		n.count = 1
 	}
 	if n.host == "" {

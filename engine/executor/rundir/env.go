@@ -18,3 +18,14 @@ const (
 
 // NCCLIDFile is the name of EnvNCCLIDFile's file in the job directory.
 const NCCLIDFile = "nccl-id"
+
+// Environment of a node host in a Kubernetes pod, where no srun says which
+// node it is: the job (the Job's name), and the node the pod runs on. The
+// pod's index is Kubernetes' own JOB_COMPLETION_INDEX; the node count is
+// EnvNodes.
+const (
+	EnvClusterJob = "GPUFLOW_CLUSTER_JOB"
+	EnvNodeName   = "GPUFLOW_NODE_NAME"
+	// EnvPodIndex is set by Kubernetes in every pod of an Indexed Job.
+	EnvPodIndex = "JOB_COMPLETION_INDEX"
+)
