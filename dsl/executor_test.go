@@ -101,6 +101,74 @@ func TestExecutorDiagnostics(t *testing.T) {
 	}
 }
 
+func TestKubernetesExecutorDecodes(t *testing.T) {
+	t.Parallel()
+	cfg, diags := loadString(t, `
+executor "kubernetes" "k" {
+  context         = "prod"
+  namespace       = "training"
+  image           = "registry.example.com/gpuflow:1"
+  service_account = "trainer"
+  pending_timeout = "15m"
+  node_selector   = { "nvidia.com/gpu.product" = "NVIDIA-H200" }
+  annotations     = { "example.com/team" = "ml" }
+  toleration {
+    key      = "nvidia.com/gpu"
+    operator = "Exists"
+    effect   = "NoSchedule"
+  }
+  volume "work" {
+    claim      = "gpuflow-work"
+    mount_path = "/work"
+  }
+}
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	e := cfg.Executors["kubernetes.k"]
+	want := ExecutorSpec{Context: ptr("prod"), Namespace: ptr("training"), Image: ptr("registry.example.com/gpuflow:1"),
+		ServiceAccount: ptr("trainer"), PendingTimeout: ptr("15m"),
+		NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H200"}, Annotations: map[string]string{"example.com/team": "ml"},
+		Tolerations: []ExecutorToleration{{Key: ptr("nvidia.com/gpu"), Operator: ptr("Exists"), Effect: ptr("NoSchedule")}},
+		Volumes:     []ExecutorVolume{{Name: "work", Claim: ptr("gpuflow-work"), MountPath: ptr("/work")}}}
+	if diff := cmp.Diff(want, e.Spec, cmpopts.IgnoreFields(ExecutorVolume{}, "Range")); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+}
+
+func TestKubernetesExecutorDiagnostics(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		body string // the executor body, on lines 3 onwards, after an image
+		want string
+	}{
+		"slurm argument":       {`partition = "gpu"`, "3:13 Unsupported argument"},
+		"pending timeout":      {`pending_timeout = "soon"`, "3:19 Invalid pending_timeout"},
+		"operator":             {"toleration {\n  operator = \"Exist\"\n}", "3:1 Invalid toleration operator"},
+		"volume without claim": {"volume \"w\" {\n  mount_path = \"/w\"\n}", "3:1 Invalid volume"},
+		"volume relative":      {"volume \"w\" {\n  claim = \"c\"\n  mount_path = \"w\"\n}", "3:1 Invalid volume"},
+		"selector not a map":   {`node_selector = "a=b"`, "3:17 Incorrect attribute value type"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, diags := loadString(t, fmt.Sprintf("executor \"kubernetes\" \"e\" {\nimage = \"i\"\n%s\n}\n", tc.body))
+			if diff := cmp.Diff([]string{tc.want}, errorPositions(diags)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s\n%s", diff, diags)
+			}
+		})
+	}
+	_, diags := loadString(t, "executor \"kubernetes\" \"e\" {}\n")
+	if diff := cmp.Diff([]string{"1:1 Missing image"}, errorPositions(diags)); diff != "" {
+		t.Errorf("no image (-want +got):\n%s", diff)
+	}
+	_, diags = loadString(t, "executor \"slurm\" \"e\" {\n  image = \"i\"\n}\n")
+	if diff := cmp.Diff([]string{"2:11 Unsupported argument"}, errorPositions(diags)); diff != "" {
+		t.Errorf("kubernetes argument in a slurm executor (-want +got):\n%s", diff)
+	}
+}
+
 func TestExecutorReferenceDiagnostics(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {

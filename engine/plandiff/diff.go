@@ -173,7 +173,7 @@ func compareStage(o, n *engine.StagePlan, done map[string]*Stage) *Stage {
 	st.Layout = compareLayouts(o, n)
 	st.Estimate = compareEstimates(o.Estimate, n.Estimate)
 	st.NCCLEnv = compareNCCL(o.NCCLEnv, n.NCCLEnv)
-	st.Executor = jsonChanges(mustJSON(o.Executor), mustJSON(n.Executor))
+	st.Executor = jsonChanges(mustJSON(comparable(o.Executor)), mustJSON(comparable(n.Executor)))
 	upstream := changedUpstream(n, done)
 	st.Status, st.Reasons = status(st, config, upstream, n.ConfigUnknown)
 	if st.Status == StatusReplaced && o.Layout != nil && n.Layout != nil {
@@ -317,3 +317,15 @@ func valueOrNil(v json.RawMessage, present bool) json.RawMessage {
 }
 
 func pluginName(p engine.PluginRef) string { return p.Name + " " + p.Version }
+
+// comparable is an executor plan without what moves when the file is only
+// edited: where the executor's arguments are written.
+func comparable(x *engine.ExecutorPlan) *engine.ExecutorPlan {
+	if x == nil || x.Kubernetes == nil {
+		return x
+	}
+	c, k := *x, *x.Kubernetes
+	k.Positions = nil
+	c.Kubernetes = &k
+	return &c
+}
