@@ -2,8 +2,7 @@
 # Builds a Kubernetes control plane from the Go module proxy for the
 # Kubernetes executor's tests (docs/multinode.md): kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubectl and etcd in one
-# throwaway module, kwok (fake nodes) and the JobSet controller with
-# go install. Versions are pinned here; the binaries land in
+# throwaway module, and kwok (fake nodes) with go install. Versions are pinned here; the binaries land in
 # ${GPUFLOW_K8S_DIR:-.k8s}/bin, and a second run with the same pins
 # returns at once.
 #
@@ -18,12 +17,11 @@ KUBERNETES_VERSION=v1.34.4
 STAGING_VERSION=v0.34.4
 ETCD_VERSION=v3.6.4
 KWOK_VERSION=v0.7.0
-JOBSET_VERSION=v0.10.1
 
 dir=${GPUFLOW_K8S_DIR:-$PWD/.k8s}
 bin=$dir/bin
-pins="kubernetes $KUBERNETES_VERSION etcd $ETCD_VERSION kwok $KWOK_VERSION jobset $JOBSET_VERSION"
-binaries="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok jobset"
+pins="kubernetes $KUBERNETES_VERSION etcd $ETCD_VERSION kwok $KWOK_VERSION"
+binaries="kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok"
 
 up_to_date() {
   [ -f "$bin/PINS" ] && [ "$(cat "$bin/PINS")" = "$pins" ] || return 1
@@ -66,9 +64,6 @@ MOD
 
 echo "k8s: kwok $KWOK_VERSION"
 GOBIN=$bin go install "${flags[@]}" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-
-echo "k8s: jobset $JOBSET_VERSION"
-GOBIN=$bin go install "${flags[@]}" "sigs.k8s.io/jobset@$JOBSET_VERSION"
 
 echo "$pins" > "$bin/PINS"
 echo "k8s: built $binaries into $bin"
