@@ -76,16 +76,16 @@ func (e *Executor) checkKubernetes() hcl.Diagnostics {
 			Detail:  fmt.Sprintf("%s needs image = \"REGISTRY/IMAGE:TAG\": an image with gpuflow on its $PATH and what the stage's plugin runs (PyTorch for training).", e.Addr()),
 			Subject: e.DeclRange.Ptr()})
 	}
-	for _, d := range []struct {
-		name string
-		v    *string
-	}{{"time_limit", s.TimeLimit}, {"pending_timeout", s.PendingTimeout}} {
-		if d.v == nil {
-			continue
+	if s.TimeLimit != nil {
+		if d, err := parseTimeLimit(*s.TimeLimit); err != nil || d < time.Second {
+			diags = diags.Append(e.argError("time_limit", "Invalid time_limit",
+				fmt.Sprintf("%q is not a time limit of a second or more; write a number and a unit, like \"90s\", \"30m\" or \"4h\".", *s.TimeLimit)))
 		}
-		if dur, err := time.ParseDuration(*d.v); err != nil || dur < time.Second {
-			diags = diags.Append(e.argError(d.name, "Invalid "+d.name,
-				fmt.Sprintf("%q is not a duration of a second or more; write a number and a unit, like \"90s\", \"30m\" or \"4h\".", *d.v)))
+	}
+	if s.PendingTimeout != nil {
+		if d, err := time.ParseDuration(*s.PendingTimeout); err != nil || d < time.Second {
+			diags = diags.Append(e.argError("pending_timeout", "Invalid pending_timeout",
+				fmt.Sprintf("%q is not a duration of a second or more; write a number and a unit, like \"90s\", \"30m\" or \"4h\".", *s.PendingTimeout)))
 		}
 	}
 	for _, t := range s.Tolerations {
