@@ -171,7 +171,7 @@ start() {
   daemon kube-controller-manager --kubeconfig "$kc" --authentication-kubeconfig "$kc" \
     --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port 0 --leader-elect=false \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
-    --controllers '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle' --concurrent-job-syncs 5
+    --controllers '*,-nodeipam,-cloud-node-lifecycle' --concurrent-job-syncs 5
   daemon kube-scheduler --kubeconfig "$kc" --authentication-kubeconfig "$kc" \
     --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port 0 --leader-elect=false
   daemon kwok --kubeconfig "$kc" --config "$dir/kwok.yaml" --manage-all-nodes=false \
