@@ -9,7 +9,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -26,10 +25,8 @@ type builtin struct {
 	present presence
 }
 
-// builtins parses every embedded profile on first use. A broken file is a
-// bug in this package, which TestBuiltins catches; at run time it surfaces
-// as an error from Builtin, never a panic.
-var builtins = sync.OnceValues(loadBuiltins)
+// builtins are the embedded profiles, parsed on first use.
+var builtins = newEmbeddedSet(BuiltinNames, loadBuiltin, errNoSuchProfile)
 
 // Builtin returns a copy of the built-in profile called name.
 func Builtin(name string) (*Profile, error) {
@@ -54,27 +51,7 @@ func BuiltinNames() []string {
 var errNoSuchProfile = errors.New("no built-in hardware profile")
 
 func builtinEntry(name string) (builtin, error) {
-	all, err := builtins()
-	if err != nil {
-		return builtin{}, err
-	}
-	b, ok := all[name]
-	if !ok {
-		return builtin{}, fmt.Errorf("%w named %q", errNoSuchProfile, name)
-	}
-	return b, nil
-}
-
-func loadBuiltins() (map[string]builtin, error) {
-	all := map[string]builtin{}
-	for _, name := range BuiltinNames() {
-		b, err := loadBuiltin(name)
-		if err != nil {
-			return nil, err
-		}
-		all[name] = b
-	}
-	return all, nil
+	return builtins.entry(name)
 }
 
 // loadBuiltin decodes profiles/NAME.hcl, which must hold exactly one

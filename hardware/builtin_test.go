@@ -25,7 +25,7 @@ func TestBuiltinNames(t *testing.T) {
 // unit (GB for GiB, Gb for GB) shows up.
 func TestBuiltins(t *testing.T) {
 	t.Parallel()
-	if _, err := builtins(); err != nil {
+	if _, err := builtins.all(); err != nil {
 		t.Fatalf("embedded profiles do not load: %v", err)
 	}
 	for _, name := range BuiltinNames() {

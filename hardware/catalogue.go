@@ -9,7 +9,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -30,7 +29,8 @@ type datasheet struct {
 	present presence
 }
 
-var datasheets = sync.OnceValues(loadDatasheets)
+// datasheets are the embedded GPU datasheets, parsed on first use.
+var datasheets = newEmbeddedSet(DatasheetNames, loadDatasheet, errNoSuchDatasheet)
 
 var errNoSuchDatasheet = errors.New("no GPU datasheet")
 
@@ -55,27 +55,7 @@ func Datasheet(name string) (GPU, error) {
 }
 
 func datasheetEntry(name string) (datasheet, error) {
-	all, err := datasheets()
-	if err != nil {
-		return datasheet{}, err
-	}
-	d, ok := all[name]
-	if !ok {
-		return datasheet{}, fmt.Errorf("%w named %q", errNoSuchDatasheet, name)
-	}
-	return d, nil
-}
-
-func loadDatasheets() (map[string]datasheet, error) {
-	all := map[string]datasheet{}
-	for _, name := range DatasheetNames() {
-		d, err := loadDatasheet(name)
-		if err != nil {
-			return nil, err
-		}
-		all[name] = d
-	}
-	return all, nil
+	return datasheets.entry(name)
 }
 
 // datasheetRequired are the gpu arguments every catalogue entry sets, so

@@ -21,7 +21,7 @@ func TestDatasheetNames(t *testing.T) {
 // so that a GPU's figures are written in one place.
 func TestDatasheets(t *testing.T) {
 	t.Parallel()
-	if _, err := datasheets(); err != nil {
+	if _, err := datasheets.all(); err != nil {
 		t.Fatalf("embedded GPU catalogue does not load: %v", err)
 	}
 	for _, name := range DatasheetNames() {
