@@ -36,8 +36,9 @@ func requireKubernetes(t *testing.T) string {
 }
 
 // TestKubernetesApplyKilledThenFollowed kills gpuflow with SIGKILL while
-// its stage's Job runs: state keeps the Job, and the next apply follows
-// that Job to its end instead of submitting another.
+// its stage's JobSet runs (the test cluster serves the JobSet API, so the
+// plan chose one): state keeps it, and the next apply follows it to its
+// end instead of submitting another.
 func TestKubernetesApplyKilledThenFollowed(t *testing.T) {
 	t.Parallel()
 	kubeconfig := requireKubernetes(t)
@@ -77,16 +78,19 @@ stage "exec" "job" {
 		t.Fatal(err)
 	}
 	first.Wait()
+	if job.Kind != "JobSet" {
+		t.Errorf("state recorded a %s; the test cluster serves the JobSet API, so the plan should choose a JobSet", job.Kind)
+	}
 	playNodeHosts(t, job, 2)
 
 	out, err := gpuflowCmd(dir, bin, "apply", "-auto-approve", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("second apply: %v\n%s\nfirst apply said:\n%s", err, out, firstOut.String())
 	}
-	wantOutput(t, string(out), "following Job "+job.Namespace+"/"+job.Name+", submitted by an earlier gpuflow apply",
+	wantOutput(t, string(out), "following "+job.Kind+" "+job.Namespace+"/"+job.Name+", submitted by an earlier gpuflow apply",
 		`stage\.exec\.job succeeded`)
-	if strings.Contains(string(out), "submitted Job") {
-		t.Errorf("the second apply submitted a Job:\n%s", out)
+	if strings.Contains(string(out), "submitted "+job.Kind) {
+		t.Errorf("the second apply submitted a %s:\n%s", job.Kind, out)
 	}
 }
 

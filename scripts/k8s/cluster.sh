@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Starts a Kubernetes control plane on 127.0.0.1 for the Kubernetes
 # executor's tests (docs/multinode.md): etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, and kwok standing in for the
-# kubelets of two GPU nodes. It builds the binaries first when needed
+# kube-controller-manager, kube-scheduler, kwok standing in for the
+# kubelets of two GPU nodes, and the JobSet controller with its API. It builds the binaries first when needed
 # (scripts/k8s/build.sh), generates its certificates locally, and waits
 # until both nodes are Ready.
 #
@@ -13,7 +13,8 @@
 # Everything lives in ${GPUFLOW_K8S_DIR:-.k8s}/cluster: the kubeconfig
 # (kubeconfig), logs (*.log), and the file the fake nodes serve as every
 # container's log (container.log). Ports: kube-apiserver 16443, etcd 12379
-# and 12380, kwok 10247, all on 127.0.0.1. The nodes, kwok-gpu-0 and
+# and 12380, kwok 10247, the JobSet controller's webhooks 19443 and its
+# health probe 18081, all on 127.0.0.1. The nodes, kwok-gpu-0 and
 # kwok-gpu-1, have 8 nvidia.com/gpu each.
 #
 # kwok takes pods through their phases without running anything (the
@@ -26,6 +27,7 @@ k8s=${GPUFLOW_K8S_DIR:-$root/.k8s}
 bin=$k8s/bin
 dir=$k8s/cluster
 readonly api_port=16443 etcd_port=12379 etcd_peer_port=12380 kwok_port=10247
+readonly jobset_webhook_port=19443 jobset_health_port=18081
 
 log() { echo "k8s cluster: $*"; }
 die() { echo "k8s cluster: $*" >&2; exit 1; }
@@ -50,7 +52,7 @@ daemon() {
 }
 
 certs() {
-  [ -s "$dir/pki/admin.crt" ] && return
+  [ -s "$dir/pki/admin.crt" ] && [ -s "$dir/pki/jobset-webhook.crt" ] && return
   log "generating certificates"
   mkdir -p "$dir/pki"
   (
@@ -64,6 +66,7 @@ certs() {
     }
     issue apiserver /CN=kube-apiserver "IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc"
     issue kwok /CN=kwok "IP:127.0.0.1,DNS:localhost"
+    issue jobset-webhook /CN=jobset-webhook "IP:127.0.0.1"
     issue admin "/O=system:masters/CN=gpuflow-admin"
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
@@ -91,13 +94,20 @@ current-context: gpuflow-test
 KC
 }
 
+# module_dir NAME: the folder of the pinned module NAME (as PINS names
+# it, at the version PINS gives), from the module cache build.sh filled.
+module_dir() {
+  local version
+  version=$(sed -n "s/.*$1 \(v[^ ]*\).*/\1/p" "$bin/PINS")
+  (cd "$k8s/module" && go mod download -json "$2@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+}
+
 # kwok_config writes kwok's stages: kwok's own for nodes and pods, from
 # the module build.sh downloaded, and ours; and the log every container
 # serves.
 kwok_config() {
-  local version src
-  version=$(sed -n 's/.*kwok \(v[^ ]*\).*/\1/p' "$bin/PINS")
-  src=$(cd "$k8s/module" && go mod download -json "sigs.k8s.io/kwok@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  local src
+  src=$(module_dir kwok sigs.k8s.io/kwok)
   : >"$dir/container.log"
   {
     for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/general/pod-create.yaml \
@@ -144,8 +154,101 @@ NODE
   done
 }
 
+# jobset_webhooks prints the JobSet controller's admission webhooks as
+# its release registers them, but addressed by URL: an installed
+# controller is reached through a Service backed by its pod, and the
+# kwok nodes have no pod network, so this controller runs beside the
+# API server and serves its webhooks on 127.0.0.1.
+jobset_webhooks() {
+  local url=https://127.0.0.1:$jobset_webhook_port ca
+  ca=$(base64 -w0 "$dir/pki/ca.crt")
+  local pods='objectSelector: {matchExpressions: [{key: jobset.sigs.k8s.io/jobset-name, operator: Exists}]}'
+  cat <<HOOKS
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: jobset-mutating-webhook-configuration}
+webhooks:
+- name: mjobset.kb.io
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/mutate-jobset-x-k8s-io-v1alpha2-jobset", caBundle: "$ca"}
+  failurePolicy: Fail
+  sideEffects: None
+  rules: [{apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [CREATE], resources: [jobsets]}]
+- name: mpod.kb.io
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/mutate--v1-pod", caBundle: "$ca"}
+  failurePolicy: Fail
+  sideEffects: None
+  $pods
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: jobset-validating-webhook-configuration}
+webhooks:
+- name: vjobset.kb.io
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/validate-jobset-x-k8s-io-v1alpha2-jobset", caBundle: "$ca"}
+  failurePolicy: Fail
+  sideEffects: None
+  rules: [{apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [CREATE, UPDATE], resources: [jobsets]}]
+- name: vpod.kb.io
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/validate--v1-pod", caBundle: "$ca"}
+  failurePolicy: Fail
+  sideEffects: None
+  $pods
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+HOOKS
+}
+
+# start_jobset installs the JobSet CRD from the pinned release and starts
+# its controller with the webhook certificate from our CA (its own
+# certificate rotation writes into a Secret for an in-cluster Service).
+start_jobset() {
+  local kc=$dir/kubeconfig src certs=$dir/jobset-certs
+  src=$(module_dir jobset sigs.k8s.io/jobset)
+  mkdir -p "$certs"
+  cp "$dir/pki/jobset-webhook.crt" "$certs/tls.crt"
+  cp "$dir/pki/jobset-webhook.key" "$certs/tls.key"
+  cat >"$dir/jobset.yaml" <<CFG
+apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+webhook: {host: 127.0.0.1, port: $jobset_webhook_port, certDir: $certs}
+metrics: {bindAddress: "0"}
+health: {healthProbeBindAddress: "127.0.0.1:$jobset_health_port"}
+CFG
+  # The CRD is larger than client-side apply's annotation allows.
+  "$bin/kubectl" --kubeconfig "$kc" apply --server-side -f "$src/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" >/dev/null
+  wait_for "the JobSet CRD" 60 "$bin/kubectl" --kubeconfig "$kc" wait --for=condition=Established crd/jobsets.jobset.x-k8s.io --timeout=1s
+  jobset_webhooks | "$bin/kubectl" --kubeconfig "$kc" apply -f - >/dev/null
+  daemon jobset --kubeconfig "$kc" --config "$dir/jobset.yaml"
+  wait_for "the JobSet controller's webhooks" 90 jobset_admits
+}
+
+# jobset_admits asks the API server to admit a JobSet without storing it,
+# which goes through the controller's webhooks.
+jobset_admits() {
+  "$bin/kubectl" --kubeconfig "$dir/kubeconfig" create --dry-run=server -f - <<JS
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: admission-check, namespace: default}
+spec:
+  replicatedJobs:
+  - name: node
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: registry.example.com/check}]
+JS
+}
+
 start() {
-  if pid_alive "$dir/kube-apiserver.pid" && "$bin/kubectl" --kubeconfig "$dir/kubeconfig" get --raw /readyz >/dev/null 2>&1; then
+  if pid_alive "$dir/kube-apiserver.pid" && pid_alive "$dir/jobset.pid" && "$bin/kubectl" --kubeconfig "$dir/kubeconfig" get --raw /readyz >/dev/null 2>&1; then
     log "already running (KUBECONFIG=$dir/kubeconfig)"; return
   fi
   stop_all
@@ -181,11 +284,13 @@ start() {
   nodes | "$bin/kubectl" --kubeconfig "$kc" apply -f - >/dev/null
   wait_for "the default service account" 60 "$bin/kubectl" --kubeconfig "$kc" get serviceaccount default
   wait_for "the kwok nodes" 60 "$bin/kubectl" --kubeconfig "$kc" wait --for=condition=Ready node --all --timeout=1s
+  log "starting the JobSet controller"
+  start_jobset
   log "up: export KUBECONFIG=$kc"
 }
 
 stop_all() {
-  for p in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_pid "$dir/$p.pid"; done
+  for p in jobset kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_pid "$dir/$p.pid"; done
   rm -rf "$dir/etcd"
 }
 
