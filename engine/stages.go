@@ -29,6 +29,9 @@ type stageNode struct {
 	hardware, model, layout string
 	layoutAuto              bool
 	useRange                map[string]hcl.Range
+	// layoutRanges are the source ranges of the layout block's arguments,
+	// where a plugin's diagnostic about one of them points.
+	layoutRanges map[string]hcl.Range
 }
 
 // Namespaces a reference may start with.

@@ -78,6 +78,9 @@ func (w *Workload) readUse(n *stageNode, name string, a *hcl.Attribute) hcl.Diag
 		n.model = step.Name
 	case api.MetaLayout:
 		n.layout = step.Name
+		if l := w.Config.Layouts[step.Name]; l != nil {
+			n.layoutRanges = l.Ranges
+		}
 	}
 	return nil
 }
@@ -123,8 +126,25 @@ func useDiags(n *stageNode, d api.Diagnostics) hcl.Diagnostics {
 		}
 		out = append(out, api.ToHCL(api.Diagnostics{diag}, n.cfg.Body, n.spec)...)
 		out[len(out)-1].Subject = a.Expr.Range().Ptr()
+		if r, ok := n.layoutRanges[layoutArgument(diag.Path)]; ok {
+			out[len(out)-1].Subject = r.Ptr()
+		}
 	}
 	return append(out, api.ToHCL(rest, n.cfg.Body, n.spec)...)
+}
+
+// layoutArgument is the layout argument a path names (layout.tp names
+// "tp"), or "".
+func layoutArgument(path cty.Path) string {
+	if len(path) < 2 {
+		return ""
+	}
+	first, ok1 := path[0].(cty.GetAttrStep)
+	second, ok2 := path[1].(cty.GetAttrStep)
+	if !ok1 || !ok2 || first.Name != api.MetaLayout {
+		return ""
+	}
+	return second.Name
 }
 
 // useAttribute is the meta-argument a path starts at, or nil.

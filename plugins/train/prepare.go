@@ -131,10 +131,7 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 	if cfg.Steps <= 0 {
 		d.fail(cty.GetAttrPath("steps"), "No training budget", "Set steps, or train_tokens of at least one global batch.")
 	}
-	d.diags = append(d.diags, checkSupported(cfg.Model, cfg.Layout, cfg.LoRA)...)
-	if cfg.Device == deviceCPU && cfg.Layout.Precision == "fp8" {
-		d.fail(cty.GetAttrPath("device"), "fp8 needs a GPU", "CPU ranks train in fp32; use precision = \"bf16\" in the layout (it runs as fp32 on CPU ranks), or device = \"cuda\".")
-	}
+	d.diags = append(d.diags, checkSupported(cfg.Model, cfg.Layout, cfg.LoRA, cfg.Device)...)
 	return cfg, hw, d.diags
 }
 

@@ -11,7 +11,7 @@ import (
 // written into each run's folder, so a run records exactly the code that
 // trained it. Its tests (trainer/tests) stay out.
 //
-//go:embed trainer/*.py trainer/models/*.py trainer/models/*/*.py
+//go:embed trainer/*.py trainer/rules.json trainer/models/*.py trainer/models/*/*.py
 var trainerFiles embed.FS
 
 // Entry points within the trainer folder.

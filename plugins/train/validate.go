@@ -71,7 +71,8 @@ func validate(stageType string, c cty.Value) api.Diagnostics {
 	if stageType == "finetune" {
 		diags = append(diags, validateLoRA(c.GetAttr("lora"))...)
 	}
-	return append(diags, validateExport(stageType, c)...)
+	diags = append(diags, validateExport(stageType, c)...)
+	return append(diags, planRules(c)...)
 }
 
 // validateExport: an export block names at least one folder, a pretrain

@@ -28,6 +28,7 @@ import hf
 import model as M
 import models
 import parallel
+import rules
 from data import Batches, DataError, TokenShards
 from lora import adapter_params, add_adapters, is_adapter, merge_into_base
 from stepprofile import StepProfiler
@@ -52,6 +53,16 @@ class Trainer:
             raise TrainerError("Model folder unusable", f"{cfg['model'].get('hf')}: {e}") from e
         self.lora = cfg.get("lora")
         self.stop_requested = False
+        self._check_rules()
+
+    def _check_rules(self):
+        """Refuses what the rule table refuses, as gpuflow's plan does."""
+        model = {"tied_embeddings": self.args.tied_embeddings, "activation": self.cfg["model"].get("activation", "swiglu")}
+        f = rules.facts(self.layout, model, self.lora, self.cfg.get("device"))
+        broken = rules.refusals(f)
+        if broken:
+            r = broken[0]
+            raise TrainerError(f"Trainer rule {r['name']}: {r['summary']}", rules.message(r, f))
 
     # -- set-up ------------------------------------------------------------
 
@@ -61,6 +72,8 @@ class Trainer:
         self._load_data()
         self._build()
         start, loss = self._restore()
+        if self.tied:
+            self.tied.sync_weights()
         self._train(start, loss)
 
     def _signals(self):
@@ -152,12 +165,17 @@ class Trainer:
         self.has_first = 0 in self.stage_ids
         self.has_last = self.stages - 1 in self.stage_ids
         self.loss_fn = parallel.cross_entropy
-        if cfg.get("compile"):
+        if l["tp"] > 1:
+            self.loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"])
+        elif cfg.get("compile"):
             # A model the compiler cannot handle still trains, eagerly; the
             # compiler's error goes to stderr.
             torch._dynamo.config.suppress_errors = True
             self.loss_fn = torch.compile(parallel.cross_entropy)
         self.optimizers = [self._optimizer(p) for p in self.parts]
+        self.tied = None
+        if self.args.tied_embeddings and l["pp"] > 1:
+            self.tied = parallel.TiedStages(self.mesh, self.parts, self.stage_ids, self.stages)
         self.loss_scale = 1.0
         if l["pp"] > 1:
             from torch.distributed.pipelining import PipelineStage
@@ -299,6 +317,13 @@ class Trainer:
     def _step(self, batch):
         """Forward and backward of one optimizer step; returns this rank's
         mean loss (zero where this rank computes none)."""
+        with parallel.loss_context(self.layout["tp"]):
+            loss = self._forward_backward(batch)
+        if self.tied:
+            self.tied.sync_grads()
+        return loss
+
+    def _forward_backward(self, batch):
         inputs, labels = batch[:, :-1].contiguous(), batch[:, 1:].contiguous()
         if self.layout["pp"] > 1:
             losses = []
@@ -326,7 +351,7 @@ class Trainer:
         groups = {}
         for part in self.parts:
             for p in part.parameters():
-                if p.grad is not None:
+                if p.grad is not None and not (self.tied and self.tied.is_copy(p)):
                     key = p.grad.device_mesh if isinstance(p.grad, DTensor) else None
                     groups.setdefault(key, []).append(p.grad)
         sq = torch.zeros((), device=self.device)
@@ -340,6 +365,8 @@ class Trainer:
         coef = (MAX_GRAD_NORM / (sq.sqrt() + 1e-6)).clamp(max=1.0)
         for grads in groups.values():
             torch._foreach_mul_(grads, coef)
+        if self.tied and self.tied.copy and self.tied.weight.grad is not None:
+            torch._foreach_mul_([self.tied.weight.grad], coef)
 
     def _reduce(self, local):
         """The step's loss on every rank (each data-parallel replica's last
