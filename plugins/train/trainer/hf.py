@@ -168,8 +168,14 @@ def gathered(parts, keep):
     from torch.distributed.tensor import DTensor
     for part in parts:
         for fqn, p in part.named_parameters():
-            if keep(fqn):
+            if keep(fqn) and not _tied_copy(part, fqn):
                 yield fqn, (p.full_tensor() if isinstance(p, DTensor) else p).detach()
+
+
+def _tied_copy(part, fqn):
+    """The last pipeline stage's copy of a tied embedding: the first stage
+    exports the weight."""
+    return fqn.startswith("tok_embeddings.") and not getattr(part, "embeds_input", True)
 
 
 def export_model(folder, parts, to_hf, keep, dtype, is_writer, stage):

@@ -184,10 +184,13 @@ class Transformer(nn.Module):
         self.layers = nn.ModuleDict({str(i): Block(a) for i in range(a.layers)})
         self.norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
         self.output = None if a.tied_embeddings else nn.Linear(a.hidden, a.vocab, bias=False)
+        # False on a last pipeline stage that holds the tied embedding only
+        # to project onto the vocabulary.
+        self.embeds_input = True
         self.register_buffer("rope", rope_table(a, None), persistent=False)
 
     def forward(self, tokens):
-        h = self.tok_embeddings(tokens) if self.tok_embeddings is not None else tokens
+        h = self.tok_embeddings(tokens) if self.embeds_input else tokens
         for layer in self.layers.values():
             h = layer(h, self.rope)
         if self.norm is None:
@@ -195,6 +198,12 @@ class Transformer(nn.Module):
         h = self.norm(h)
         if self.output is not None:
             return self.output(h)
+        return self.tied_logits(h)
+
+    def tied_logits(self, h):
+        """The output projection of a tied model: the embedding's weight.
+        Tensor parallelism replaces it by one that keeps the logits split
+        over the vocabulary (parallel.py)."""
         return F.linear(h, self.tok_embeddings.weight)
 
     def init_buffers(self, device):
@@ -202,14 +211,19 @@ class Transformer(nn.Module):
 
 
 def keep_stage(model: Transformer, stage: int, stages: int):
-    """Trims model to pipeline stage `stage` of `stages` equal stages."""
+    """Trims model to pipeline stage `stage` of `stages` equal stages. The
+    last stage of a tied model keeps its own copy of the embedding, under
+    the same name, for the output projection: the first and last stages
+    start from one value and sum their gradients of it (parallel.TiedStages)."""
     per = model.args.layers // stages
     keep = {str(i) for i in range(stage * per, (stage + 1) * per)}
     for name in list(model.layers.keys()):
         if name not in keep:
             del model.layers[name]
     if stage != 0:
-        model.tok_embeddings = None
+        model.embeds_input = False
+        if not (model.args.tied_embeddings and stage == stages - 1):
+            model.tok_embeddings = None
     if stage != stages - 1:
         model.norm = None
         model.output = None

@@ -13,6 +13,7 @@ backward is done; stage 3 (or fsdp = true) also frees them after the
 forward and gathers them again for the backward.
 """
 
+import contextlib
 import copy
 import inspect
 
@@ -55,13 +56,22 @@ def build_parts(args, layout, pp_rank, make_model):
     return [(s, M.keep_stage(copy.deepcopy(whole), s, stages)) for s in stage_ids(pp_rank, pp, vp)], stages
 
 
+COLWISE = ("attention.q_proj", "attention.k_proj", "attention.v_proj", "feed_forward.gate_proj", "feed_forward.up_proj")
+ROWWISE = ("attention.o_proj", "feed_forward.down_proj")
+
+
 def apply_tp(part, tp_mesh, sp):
     """Megatron-style tensor parallelism: q, k, v, gate and up split by
     columns, o and down by rows; with sequence parallelism the norms and the
-    residual stream are split along the sequence between them."""
+    residual stream are split along the sequence between them. The logits
+    stay split over the vocabulary (loss parallelism: vocab_parallel_loss
+    computes the loss on the shards), also when the output projection is
+    the tied embedding's weight, which the embedding splits by rows of the
+    vocabulary already. LoRA adapters are split with their base layers."""
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
                                                    SequenceParallel, parallelize_module)
+    from lora import LoRALinear
     between = Shard(1) if sp else Replicate()
     top = {}
     if part.tok_embeddings is not None:
@@ -69,19 +79,20 @@ def apply_tp(part, tp_mesh, sp):
     if part.norm is not None:
         if sp:
             top["norm"] = SequenceParallel()
-        top["output"] = ColwiseParallel(input_layouts=between, output_layouts=Replicate(), use_local_output=True)
+        if part.output is not None:
+            top["output"] = ColwiseParallel(input_layouts=between, output_layouts=Shard(-1), use_local_output=True)
     if top:
         parallelize_module(part, tp_mesh, top)
+    if part.norm is not None and part.output is None:
+        part.tied_logits = vocab_parallel_logits(part, tp_mesh, between)
     for block in part.layers.values():
-        plan = {
-            "attention.q_proj": ColwiseParallel(),
-            "attention.k_proj": ColwiseParallel(),
-            "attention.v_proj": ColwiseParallel(),
-            "attention.o_proj": RowwiseParallel(output_layouts=between),
-            "feed_forward.gate_proj": ColwiseParallel(),
-            "feed_forward.up_proj": ColwiseParallel(),
-            "feed_forward.down_proj": RowwiseParallel(output_layouts=between),
-        }
+        plan = {}
+        for name in COLWISE + ROWWISE:
+            module, colwise = block.get_submodule(name), name in COLWISE
+            if isinstance(module, LoRALinear):
+                shard_lora(module, tp_mesh, colwise, Shard(-1) if colwise else between)
+            else:
+                plan[name] = ColwiseParallel() if colwise else RowwiseParallel(output_layouts=between)
         if sp:
             plan.update({
                 "attention_norm": SequenceParallel(),
@@ -90,6 +101,51 @@ def apply_tp(part, tp_mesh, sp):
                 "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
             })
         parallelize_module(block, tp_mesh, plan)
+
+
+def vocab_parallel_logits(part, tp_mesh, between):
+    """The tied output projection under tensor parallelism: the hidden
+    states, gathered whole, times this rank's rows of the embedding (its
+    share of the vocabulary), as ColwiseParallel computes an output layer."""
+    from torch.distributed.tensor import DTensor, Replicate
+
+    def logits(h):
+        if not isinstance(h, DTensor):
+            h = DTensor.from_local(h, tp_mesh, [between], run_check=False)
+        return F.linear(h.redistribute(tp_mesh, [Replicate()]), part.tok_embeddings.weight).to_local()
+    return logits
+
+
+def shard_lora(module, tp_mesh, colwise, output):
+    """Splits a LoRA layer as its base layer is split. Column-parallel (the
+    output split): the base's rows and B's rows split, A whole on every
+    rank. Row-parallel (the input split): the base's and A's columns split,
+    B whole, and the partial sums of both paths reduced together. DTensor
+    carries the rest: A's gradient under column parallelism, say, is
+    summed over the ranks."""
+    from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+    split = Shard(0) if colwise else Shard(1)
+    placements = {(module, "weight"): split, (module, "bias"): Shard(0) if colwise else Replicate(),
+                  (module.lora_a, "weight"): Replicate() if colwise else Shard(1),
+                  (module.lora_b, "weight"): Shard(0) if colwise else Replicate()}
+    for (owner, name), placement in placements.items():
+        p = getattr(owner, name)
+        if p is not None:
+            owner.register_parameter(name, torch.nn.Parameter(distribute_tensor(p.data, tp_mesh, [placement]),
+                                                              requires_grad=p.requires_grad))
+    wanted = Replicate() if colwise else Shard(-1)
+
+    def inputs(_, args):
+        x = args[0]
+        if isinstance(x, DTensor):
+            return (x.redistribute(tp_mesh, [wanted]),) + args[1:]
+        return (DTensor.from_local(x, tp_mesh, [wanted], run_check=False),) + args[1:]
+
+    def outputs(_, args, y):
+        return y.redistribute(tp_mesh, [output]).to_local()
+
+    module.register_forward_pre_hook(inputs)
+    module.register_forward_hook(outputs)
 
 
 def apply_fsdp(part, dp_mesh, reshard, compute_dtype=torch.bfloat16):
@@ -118,6 +174,75 @@ def compile_blocks(part):
 
 def cross_entropy(logits, labels):
     return F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(0, 1))
+
+
+def vocab_parallel_loss(tp_mesh):
+    """The loss on logits split over the vocabulary (this rank's columns):
+    PyTorch's loss parallelism reduces the softmax's maximum and sum over
+    the ranks instead of gathering the logits. The forward and backward
+    run inside loss_context."""
+    from torch.distributed.tensor import DTensor, Shard
+
+    def loss(logits, labels):
+        split = DTensor.from_local(logits, tp_mesh, [Shard(logits.ndim - 1)], run_check=False)
+        out = F.cross_entropy(split.flatten(0, 1).float(), labels.flatten(0, 1))
+        return out.full_tensor() if isinstance(out, DTensor) else out
+    return loss
+
+
+def loss_context(tp):
+    """Loss parallelism's context under tensor parallelism, else none."""
+    if tp == 1:
+        return contextlib.nullcontext()
+    from torch.distributed.tensor.parallel import loss_parallel
+    return loss_parallel()
+
+
+class TiedStages:
+    """A tied embedding under pipeline parallelism: the first stage looks
+    tokens up in it and the last projects onto the vocabulary with it, each
+    with its own copy (model.keep_stage). The copies start equal (the first
+    stage's is sent to the last) and stay equal: after each backward the two
+    stages' ranks at the same data- and tensor-parallel place sum their
+    gradients, which is the gradient of the one weight, and the optimizer
+    steps both alike. Every rank builds it (creating process groups is
+    collective); ranks of the middle stages hold no copy."""
+
+    def __init__(self, mesh, parts, stage_ids, stages):
+        import torch.distributed as dist
+        ranks, me = mesh.mesh, dist.get_rank()
+        self.group, self.src, self.weight, self.copy = None, None, None, False
+        for d in range(ranks.shape[1]):
+            for t in range(ranks.shape[3]):
+                pair = [int(ranks[0, d, 0, t]), int(ranks[-1, d, 0, t])]
+                g = dist.new_group(pair)
+                if me in pair:
+                    self.group, self.src = g, pair[0]
+        for s, part in zip(stage_ids, parts):
+            if s in (0, stages - 1) and part.tok_embeddings is not None:
+                self.weight, self.copy = part.tok_embeddings.weight, s != 0
+
+    @staticmethod
+    def _local(t):
+        from torch.distributed.tensor import DTensor
+        return t.to_local() if isinstance(t, DTensor) else t
+
+    @torch.no_grad()
+    def sync_weights(self):
+        import torch.distributed as dist
+        if self.weight is not None:
+            dist.broadcast(self._local(self.weight), src=self.src, group=self.group)
+
+    @torch.no_grad()
+    def sync_grads(self):
+        import torch.distributed as dist
+        if self.weight is not None and self.weight.grad is not None:
+            dist.all_reduce(self._local(self.weight.grad), group=self.group)
+
+    def is_copy(self, p):
+        """Whether p is the last stage's copy, whose gradient the first
+        stage's already counts in the gradient norm."""
+        return self.copy and p is self.weight
 
 
 def pipeline_schedule(stages, n_microbatches, loss_fn):
