@@ -227,8 +227,17 @@ func (j *job) countParams() error {
 	j.adapted = adaptedMatrices(j.in.LoRA.Targets)
 	j.adapterWidth = per / float64(j.in.LoRA.Rank)
 	j.adapters = per * float64(s.Layers)
-	j.stageA = per * j.layers / t
+	j.stageA = adaptersOnRank(per, s, *j.in.LoRA, len(j.adapted), l.TP) * j.layers
 	return nil
+}
+
+// adaptersOnRank is one layer's adapter parameters on one tensor-parallel
+// rank. Each adapter is split as its base layer is: A of a column-parallel
+// layer (q, k, v, gate, up) and B of a row-parallel one (o, down) face
+// the hidden side and stay whole on every rank, the other factor is split.
+func adaptersOnRank(per float64, s model.Shape, l LoRA, adapted, tp int) float64 {
+	whole := float64(l.Rank) * float64(s.Hidden) * float64(adapted)
+	return whole + (per-whole)/float64(tp)
 }
 
 func (j *job) trainable() float64 {

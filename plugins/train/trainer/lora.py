@@ -68,6 +68,14 @@ def is_adapter(fqn):
     return ".lora_a." in fqn or ".lora_b." in fqn
 
 
+def freeze_base(model):
+    """Trains the adapters alone. Tensor parallelism's SequenceParallel
+    re-creates the norms' weights as trainable parameters, so a model it
+    split is frozen again."""
+    for fqn, p in model.named_parameters():
+        p.requires_grad_(is_adapter(fqn))
+
+
 def adapter_params(model_args, lora):
     """Adapter parameters of the whole model: rank * (in + out) per adapted
     matrix per layer, as the estimator counts them."""

@@ -90,7 +90,7 @@ def apply_tp(part, tp_mesh, sp):
         for name in COLWISE + ROWWISE:
             module, colwise = block.get_submodule(name), name in COLWISE
             if isinstance(module, LoRALinear):
-                shard_lora(module, tp_mesh, colwise, Shard(-1) if colwise else between)
+                shard_lora(module, tp_mesh, colwise, between)
             else:
                 plan[name] = ColwiseParallel() if colwise else RowwiseParallel(output_layouts=between)
         if sp:
@@ -133,16 +133,17 @@ def shard_lora(module, tp_mesh, colwise, output):
         if p is not None:
             owner.register_parameter(name, torch.nn.Parameter(distribute_tensor(p.data, tp_mesh, [placement]),
                                                               requires_grad=p.requires_grad))
-    wanted = Replicate() if colwise else Shard(-1)
 
     def inputs(_, args):
         x = args[0]
+        wanted = Replicate() if colwise else Shard(x.ndim - 1)
         if isinstance(x, DTensor):
             return (x.redistribute(tp_mesh, [wanted]),) + args[1:]
         return (DTensor.from_local(x, tp_mesh, [wanted], run_check=False),) + args[1:]
 
     def outputs(_, args, y):
-        return y.redistribute(tp_mesh, [output]).to_local()
+        # Column-parallel outputs are this rank's columns already.
+        return (y if colwise else y.redistribute(tp_mesh, [output])).to_local()
 
     module.register_forward_pre_hook(inputs)
     module.register_forward_hook(outputs)

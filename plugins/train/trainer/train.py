@@ -30,7 +30,7 @@ import models
 import parallel
 import rules
 from data import Batches, DataError, TokenShards
-from lora import adapter_params, add_adapters, is_adapter, merge_into_base
+from lora import adapter_params, add_adapters, freeze_base, is_adapter, merge_into_base
 from stepprofile import StepProfiler
 from report import Reporter, Throughput, TrainerError, lr_at, warmup_steps_to_skip
 
@@ -153,6 +153,8 @@ class Trainer:
                 M.init_full(part, cfg["seed"], self.device)
             if l["tp"] > 1:
                 parallel.apply_tp(part, self.mesh["tp"], l.get("sequence_parallel", False))
+                if self.lora:
+                    freeze_base(part)
             parallel.set_recompute(part, l.get("recompute", "none"))
             if cfg.get("compile"):
                 parallel.compile_blocks(part)

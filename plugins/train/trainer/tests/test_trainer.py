@@ -126,6 +126,17 @@ class ModelTest(unittest.TestCase):
             for k, v in part.state_dict().items():
                 self.assertTrue(torch.equal(v, whole.state_dict()[k]), k)
 
+    def test_tied_last_stage_projects_with_the_embedding(self):
+        import copy
+        import dataclasses
+        whole = M.Transformer(dataclasses.replace(self.args, tied_embeddings=True))
+        M.init_full(whole, 5, "cpu")
+        first, last = M.keep_stage(copy.deepcopy(whole), 0, 2), M.keep_stage(copy.deepcopy(whole), 1, 2)
+        self.assertFalse(last.embeds_input)
+        self.assertTrue(torch.equal(last.tok_embeddings.weight, first.tok_embeddings.weight))
+        tokens = torch.randint(0, 512, (2, 64))
+        torch.testing.assert_close(last(first(tokens)), whole(tokens))
+
     def test_recomputation_keeps_gradients(self):
         grads = {}
         for mode in ("none", "selective", "full"):

@@ -1,0 +1,202 @@
+"""Loss parallelism, tied embeddings and LoRA under tensor and pipeline
+parallelism, checked on CPU ranks over gloo: each layout trains the same
+model, seed and data for 50 steps and must give the single process's
+losses within TOLERANCE at every step; LoRA runs also export their
+adapters as PEFT, which must hold the single process's adapters.
+
+  python3 limits_check.py WORK --trainer DIR [--md OUT.md] [--jobs N]
+
+Every run is the trainer itself (DIR/train.py) under torchrun with
+device = "cpu", so the check needs no GPU.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from train_correctness import write_shard  # noqa: E402
+
+STEPS = 50
+# CPU ranks train in fp32; the layouts only reorder sums (all-reduces,
+# split matrix products, the softmax's sums over vocabulary shards), so
+# losses agree to rounding: 0.1% of the loss at every step.
+TOLERANCE = 1e-3
+# Adapters after 50 steps, as the largest difference over the largest value.
+ADAPTER_TOLERANCE = 1e-3
+
+MODEL = {"layers": 4, "hidden": 128, "ffn_hidden": 384, "heads": 4, "kv_heads": 2, "vocab": 512, "seq_len": 64}
+LAYOUT = {"tp": 1, "pp": 1, "dp": 1, "cp": 1, "vp": 1, "zero": 0, "fsdp": False, "micro_batch": 2, "global_batch": 8,
+          "recompute": "none", "sequence_parallel": False, "precision": "bf16"}
+LORA = {"rank": 8, "alpha": 16, "targets": ["all-linear"], "dropout": 0.0}
+
+# Each group is one model and stage type; its layouts are checked against
+# its single process ("ref").
+GROUPS = {
+    "untied": {"tied": False, "lora": False},
+    "tied": {"tied": True, "lora": False},
+    "lora": {"tied": False, "lora": True},
+    "lora-tied": {"tied": True, "lora": True},
+}
+LAYOUTS = {
+    "ref": {},
+    "tp2": {"tp": 2, "sequence_parallel": True},
+    "tp2-nosp": {"tp": 2},
+    "pp2": {"pp": 2},
+    "pp2vp2": {"pp": 2, "vp": 2},
+    "tp2pp2": {"tp": 2, "pp": 2, "sequence_parallel": True},
+    "dp2pp2": {"dp": 2, "pp": 2},
+    "dp2tp2-fsdp": {"dp": 2, "tp": 2, "fsdp": True, "recompute": "full"},
+}
+RUNS = {
+    "untied": ["ref", "tp2", "tp2-nosp", "pp2", "tp2pp2", "dp2tp2-fsdp"],
+    "tied": ["ref", "tp2", "tp2-nosp", "pp2", "pp2vp2", "tp2pp2", "dp2pp2", "dp2tp2-fsdp"],
+    "lora": ["ref", "tp2", "tp2-nosp", "pp2", "tp2pp2", "dp2tp2-fsdp"],
+    "lora-tied": ["ref", "tp2", "tp2pp2"],
+}
+
+
+def markov(prefix, vocab, tokens):
+    """A learnable stream: each token mostly follows from the one before."""
+    rng = np.random.default_rng(0)
+    follow = rng.integers(0, vocab, vocab)
+    noise, fresh = rng.random(tokens) < 0.2, rng.integers(0, vocab, tokens)
+    out = np.empty(tokens, np.int64)
+    out[0] = fresh[0]
+    for i in range(1, tokens):
+        out[i] = fresh[i] if noise[i] else follow[out[i - 1]]
+    write_shard(prefix, out, vocab)
+
+
+def config(work, group, layout):
+    g, name = GROUPS[group], f"{group}.{layout}"
+    folder = os.path.join(work, name)
+    cfg = {"stage": f"{'finetune' if g['lora'] else 'pretrain'}.{name}", "type": "finetune" if g["lora"] else "pretrain",
+           "model": dict(MODEL, tied_embeddings=g["tied"]), "layout": dict(LAYOUT, **LAYOUTS[layout]),
+           "data": [os.path.join(work, "markov")], "steps": STEPS, "lr": 5e-3 if g["lora"] else 1e-3, "min_lr": 1e-4,
+           "schedule": "cosine", "warmup_steps": 5, "weight_decay": 0.1, "seed": 1, "checkpoint_every": 0, "checkpoint": False,
+           "checkpoint_dir": os.path.join(folder, "ckpt"), "keep_checkpoints": 1, "compile": False, "peak_flops": 1e12,
+           "device": "cpu"}
+    if g["lora"]:
+        cfg["lora"] = LORA
+        cfg["export_peft"] = os.path.join(folder, "peft")
+    return folder, cfg
+
+
+def run(work, trainer, group, layout):
+    folder, cfg = config(work, group, layout)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "config.json")
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=1)
+    l = cfg["layout"]
+    world = l["tp"] * l["pp"] * l["dp"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    t0 = time.time()
+    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
+        rc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={world}",
+                             os.path.join(trainer, "train.py"),
+                             "--config", path], stdout=out, stderr=err, env=env, timeout=600).returncode
+    return f"{group}.{layout}", rc, time.time() - t0
+
+
+def losses(work, name):
+    out, err = {}, ""
+    path = os.path.join(work, name, "stdout.log")
+    for line in open(path) if os.path.exists(path) else []:
+        if line.startswith("{"):
+            e = json.loads(line)
+            if e["event"] == "step":
+                out[e["step"]] = e["loss"]
+            elif e["event"] == "error":
+                err = f"{e['summary']}: {e['detail']}"
+    if not err and len(out) < STEPS:
+        tail = open(os.path.join(work, name, "stderr.log")).read().strip().splitlines()[-1:] if os.path.exists(os.path.join(work, name, "stderr.log")) else []
+        err = " ".join(tail)[:300] or "incomplete"
+    return out, err
+
+
+def adapters(work, name):
+    from safetensors.numpy import load_file
+    path = os.path.join(work, name, "peft.partial", "adapter_model.safetensors")
+    return load_file(path) if os.path.exists(path) else None
+
+
+def adapter_difference(work, group, layout):
+    ref, got = adapters(work, f"{group}.ref"), adapters(work, f"{group}.{layout}")
+    if ref is None or got is None:
+        return "no PEFT file", False
+    if sorted(ref) != sorted(got):
+        return f"keys differ ({len(got)} against {len(ref)})", False
+    worst = max(float(np.abs(got[k] - ref[k]).max() / max(np.abs(ref[k]).max(), 1e-12)) for k in ref)
+    return f"{len(got)} tensors, {worst:.1e}", worst <= ADAPTER_TOLERANCE
+
+
+def row(work, group, layout, ref):
+    got, err = losses(work, f"{group}.{layout}")
+    common = sorted(set(got) & set(ref))
+    l = dict(LAYOUT, **LAYOUTS[layout])
+    world = l["tp"] * l["pp"] * l["dp"]
+    if len(common) < STEPS:
+        return f"| {group} | {layout} | {world} | {len(got)} | | | | NO: {err} |", False
+    rel = max(abs(got[s] - ref[s]) / ref[s] for s in common)
+    good = rel <= TOLERANCE
+    peft = ""
+    if GROUPS[group]["lora"]:
+        peft, ok = adapter_difference(work, group, layout)
+        good = good and ok
+    return (f"| {group} | {layout} | {world} | {len(got)} | {got[1]:.4f} | {got[STEPS]:.4f} | {rel:.2e} | "
+            f"{'yes' if good else 'NO'} {peft} |"), good
+
+
+def compare(work):
+    rows = ["| model | layout | ranks | steps | loss at 1 | loss at 50 | max relative difference | within tolerance (PEFT: tensors, max difference) |",
+            "|---|---|---|---|---|---|---|---|"]
+    ok = True
+    for group, layouts in RUNS.items():
+        ref, err = losses(work, f"{group}.ref")
+        good = len(ref) == STEPS and ref[STEPS] < ref[1]
+        ok = ok and good
+        rows.append(f"| {group} | 1 process (reference) | 1 | {len(ref)} | {ref.get(1, float('nan')):.4f} | "
+                    f"{ref.get(STEPS, float('nan')):.4f} | | {'yes' if good else 'NO ' + err} |")
+        for layout in layouts[1:]:
+            line, good = row(work, group, layout, ref)
+            rows.append(line)
+            ok = ok and good
+    return "\n".join(rows), ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("work")
+    ap.add_argument("--trainer", required=True)
+    ap.add_argument("--md")
+    ap.add_argument("--jobs", type=int, default=6)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    markov(os.path.join(a.work, "markov"), MODEL["vocab"], 200_000)
+    jobs = [(g, l) for g, ls in RUNS.items() for l in ls]
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        futures = [pool.submit(run, a.work, a.trainer, g, l) for g, l in jobs]
+        for f in concurrent.futures.as_completed(futures):
+            name, rc, dt = f.result()
+            print(f"{name}: exit {rc} in {dt:.0f} s", flush=True)
+    table, ok = compare(a.work)
+    print(f"tolerance: losses {TOLERANCE:.0e} relative at every step; adapters {ADAPTER_TOLERANCE:.0e} of the largest value")
+    print(table)
+    if a.md:
+        with open(a.md, "w") as f:
+            f.write(table + "\n")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
