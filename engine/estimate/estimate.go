@@ -32,6 +32,11 @@ type Input struct {
 	// Calibration holds figures measured on this hardware profile; nil
 	// uses defaults throughout.
 	Calibration *calibration.Profile
+	// GatheredLogits estimates gpuflow's trainer as it ran before loss
+	// parallelism, with the logits gathered whole on every tensor-parallel
+	// rank, so that runs measured then still check the rest of the
+	// accounting.
+	GatheredLogits bool
 }
 
 // Estimate is the prediction for one training stage. JSON keys are SI and
@@ -159,6 +164,7 @@ func newJob(in Input) (*job, error) {
 		return nil, err
 	}
 	fw = fw.withOptions(in.Layout)
+	fw.GathersLogits = in.GatheredLogits && fw.DTensorTP
 	j := &job{in: in, l: in.Layout, fw: fw, place: in.Placement, coeff: fw.ActivationCoefficient, calibrate: map[string]bool{}}
 	if j.place == nil {
 		if j.place, err = layout.Place(in.Layout, in.Hardware); err != nil {

@@ -85,9 +85,13 @@ type Framework struct {
 	// gpuflow's trainer: under sequence parallelism the gathered inputs of
 	// the attention and the MLP are what their matrix products keep for
 	// the backward (whole, where Megatron keeps the shard and gathers it
-	// again), and the output layer gathers its logits so that every rank
-	// holds the whole vocabulary's.
+	// again).
 	DTensorTP bool
+	// GathersLogits: under TP the output layer gathers the logits whole on
+	// every rank and the loss runs on them, as gpuflow's trainer did
+	// before it computed the loss on the vocabulary shards
+	// (Input.GatheredLogits).
+	GathersLogits bool
 	// AllocatorSlack is what PyTorch's caching allocator reserves beyond
 	// the peak it allocates, as a share of the activations: the large
 	// short-lived tensors whose blocks it splits and keeps.

@@ -178,17 +178,24 @@ func activations(in activationInput) float64 {
 	if l.PP == 1 || in.lastStage {
 		// The logits and their gradient are freed before the backward
 		// recomputes its first layer. Under TP each rank holds its share
-		// of the vocabulary: Megatron's vocabulary-parallel loss, and
-		// PyTorch's loss parallelism in gpuflow's trainer.
-		logits := seq * b * float64(s.Vocab) * in.fw.LogitBytes / t
-		if in.fw.DTensorTP && in.lastStage && l.TP > 1 {
-			// Measured with the logits gathered whole, cause not
-			// isolated: under the pipeline schedule the last stage held
-			// about an fp32 copy of them more (X, X4: 5.0 and 11.5 GiB
-			// over the first stage, where 2.1 and 4.3 were counted).
-			// With the loss on the shards, counted as a copy of this
-			// rank's share.
-			logits += seq * b * float64(s.Vocab) * 4 / t
+		// of the vocabulary (Megatron's vocabulary-parallel loss, PyTorch's
+		// loss parallelism in gpuflow's trainer), unless the output layer
+		// gathers them whole.
+		logits := seq * b * float64(s.Vocab) * in.fw.LogitBytes
+		switch {
+		case !in.fw.GathersLogits:
+			logits /= t
+		case l.TP > 1:
+			// The output layer's own bf16 shard is held beside the
+			// gathered whole.
+			logits += seq * b * float64(s.Vocab) * 2 / t
+			if in.lastStage {
+				// Measured, cause not isolated: under the pipeline
+				// schedule the last stage held about an fp32 copy of
+				// the gathered logits more (X, X4: 5.0 and 11.5 GiB
+				// over the first stage, where 2.1 and 4.3 were counted).
+				logits += seq * b * float64(s.Vocab) * 4
+			}
 		}
 		return total + max(recomputed, 4*seq*b*h/t+logits)
 	}
