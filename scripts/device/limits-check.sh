@@ -9,6 +9,8 @@
 # There, with DIR carried:
 #   bash DIR/limits-check.sh DIR
 # Results: $OUT/table.md, $OUT/check.log, $OUT/tests.log, $OUT/logs.tgz.
+# ONLY=GROUP.LAYOUT,... runs those alone (limits_check.py --only) and
+# TESTS=0 leaves the trainer's tests out.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 DIR=$(cd "${1:?usage: limits-check.sh DIR}" && pwd)
@@ -16,6 +18,7 @@ OUT=${OUT:-/tmp/limits-check-out}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
 (
+	[ "${TESTS:-1}" = 0 ] && exit 0
 	cd "$DIR/trainer" || exit 1
 	if python3 -c "import pytest" 2>/dev/null; then
 		timeout 200 python3 -m pytest -q tests
@@ -24,7 +27,7 @@ mkdir -p "$OUT"
 	fi
 ) > "$OUT/tests.log" 2>&1 &
 tests=$!
-python3 "$DIR/limits_check.py" "$WORK" --trainer "$DIR/trainer" --md "$OUT/table.md" --jobs "${JOBS:-6}" 2>&1 | tee "$OUT/check.log"
+python3 "$DIR/limits_check.py" "$WORK" --trainer "$DIR/trainer" --md "$OUT/table.md" --jobs "${JOBS:-6}" --only "${ONLY:-}" 2>&1 | tee "$OUT/check.log"
 check=${PIPESTATUS[0]}
 wait $tests
 echo "trainer tests exit $?:"

@@ -5,7 +5,9 @@ losses within TOLERANCE at every step. LoRA runs export their adapters as
 PEFT, the others their model as a Hugging Face folder; each export must
 hold the single process's tensors, each written once.
 
-  python3 limits_check.py WORK --trainer DIR [--md OUT.md] [--jobs N]
+  python3 limits_check.py WORK --trainer DIR [--md OUT.md] [--jobs N] [--only GROUP.LAYOUT,...]
+
+--only runs those layouts and their groups' references alone.
 
 Every run is the trainer itself (DIR/train.py) under torchrun with
 device = "cpu", so the check needs no GPU.
@@ -173,11 +175,11 @@ def row(work, group, layout, ref):
             f"{'yes' if good else 'NO'} {peft} |"), good
 
 
-def compare(work):
+def compare(work, runs):
     rows = ["| model | layout | ranks | steps | loss at 1 | loss at 50 | max relative difference | within tolerance (export: tensors, max difference) |",
             "|---|---|---|---|---|---|---|---|"]
     ok = True
-    for group, layouts in RUNS.items():
+    for group, layouts in runs.items():
         ref, err = losses(work, f"{group}.ref")
         good = len(ref) == STEPS and ref[STEPS] < ref[1]
         ok = ok and good
@@ -196,16 +198,22 @@ def main():
     ap.add_argument("--trainer", required=True)
     ap.add_argument("--md")
     ap.add_argument("--jobs", type=int, default=6)
+    ap.add_argument("--only", default="")
     a = ap.parse_args()
+    runs = RUNS
+    if a.only:
+        wanted = set(a.only.split(","))
+        runs = {g: ["ref"] + [l for l in ls[1:] if f"{g}.{l}" in wanted] for g, ls in RUNS.items()}
+        runs = {g: ls for g, ls in runs.items() if len(ls) > 1}
     os.makedirs(a.work, exist_ok=True)
     markov(os.path.join(a.work, "markov"), MODEL["vocab"], 200_000)
-    jobs = [(g, l) for g, ls in RUNS.items() for l in ls]
+    jobs = [(g, l) for g, ls in runs.items() for l in ls]
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         futures = [pool.submit(run, a.work, a.trainer, g, l) for g, l in jobs]
         for f in concurrent.futures.as_completed(futures):
             name, rc, dt = f.result()
             print(f"{name}: exit {rc} in {dt:.0f} s", flush=True)
-    table, ok = compare(a.work)
+    table, ok = compare(a.work, runs)
     print(f"tolerance: losses {TOLERANCE:.0e} relative at every step; exports (largest difference over largest value): "
           f"PEFT adapters {ADAPTER_TOLERANCE:.0e}, bf16 models {EXPORT_TOLERANCE:.0e}")
     print(table)
