@@ -1,0 +1,110 @@
+# One-GPU speed of gpuflow's trainer on a Llama-shaped model, bf16 or fp8:
+# the Llama-3.2-1B shape by default, or a wider one (hidden 4096, ffn
+# 14336, as Llama 3 8B, with as many layers as fit one H200) to weigh fp8
+# against bf16. scripts/device/speed.sh plans and applies it.
+#
+#   gpuflow apply -var data=PREFIX -var precision=fp8 -var hidden=4096 ... speed.hcl
+
+variable "data" {
+  type        = string
+  description = "Megatron shards (a prefix, a folder or a glob) of token ids below 128256."
+}
+
+variable "layers" {
+  type    = number
+  default = 16
+}
+
+variable "hidden" {
+  type    = number
+  default = 2048
+}
+
+variable "ffn_hidden" {
+  type    = number
+  default = 8192
+}
+
+variable "heads" {
+  type    = number
+  default = 32
+}
+
+variable "kv_heads" {
+  type    = number
+  default = 8
+}
+
+variable "tied" {
+  type    = bool
+  default = true
+}
+
+variable "precision" {
+  type    = string
+  default = "bf16"
+}
+
+variable "micro_batch" {
+  type    = number
+  default = 4
+}
+
+variable "fsdp" {
+  type        = bool
+  description = "FSDP2 frees each layer's gathered weights after its forward and gathers them again for its backward; false keeps them (ZeRO 0)."
+  default     = true
+}
+
+variable "recompute" {
+  type    = string
+  default = "none"
+}
+
+variable "steps" {
+  type    = number
+  default = 30
+}
+
+variable "framework" {
+  type        = string
+  description = "gpuflow (compiled) or gpuflow-eager (no torch.compile)."
+  default     = "gpuflow"
+}
+
+hardware "gpu" {
+  profile = "h200-x1"
+}
+
+model "llama" {
+  layers          = var.layers
+  hidden          = var.hidden
+  ffn_hidden      = var.ffn_hidden
+  heads           = var.heads
+  kv_heads        = var.kv_heads
+  vocab           = 128256
+  seq_len         = 4096
+  tied_embeddings = var.tied
+  activation      = "swiglu"
+}
+
+layout "one" {
+  dp           = 1
+  fsdp         = var.fsdp
+  micro_batch  = var.micro_batch
+  global_batch = var.micro_batch
+  recompute    = var.recompute
+  precision    = var.precision
+}
+
+stage "pretrain" "speed" {
+  hardware  = hardware.gpu
+  model     = model.llama
+  layout    = layout.one
+  framework = var.framework
+
+  data         = var.data
+  steps        = var.steps
+  lr           = 3e-4
+  warmup_steps = 5
+}
