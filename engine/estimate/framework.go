@@ -27,6 +27,14 @@ type Framework struct {
 	// matrix products at bf16; the rest (norms, element-wise kernels,
 	// launches) does not speed up with fp8 or shrink with LoRA.
 	GEMMShare float64
+	// FP8HeadBF16: under precision "fp8" the output layer's products stay
+	// in bf16 (gpuflow's trainer converts the blocks' linear layers only).
+	FP8HeadBF16 bool
+	// FP8DynamicScaling: each fp8 product scales its input, weight and
+	// output gradient by their current maximum, in passes over memory
+	// outside the product (fp8Traffic), where Transformer Engine fuses
+	// the casts into the kernels before.
+	FP8DynamicScaling bool
 	// StepBytesPerParam is the memory traffic per optimizer parameter of
 	// the once-per-step, memory-bound work: the optimizer update and, for
 	// eager PyTorch, gradient zeroing and weight casts.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/hardware"
 )
 
@@ -120,17 +121,70 @@ func (j *job) tokensPerGPU() float64 {
 	return float64(l.MicroBatch*j.in.Model.SeqLen) / float64(l.TP*l.CP*l.PP)
 }
 
-// microCompute is matrix products at the layout's precision, attention
-// (flash attention kernels) at bf16, and the non-matrix work around the
-// linear layers, which scales with a full training pass at bf16 whatever
-// the precision or LoRA.
+// microCompute is matrix products at the layout's precision (under fp8,
+// gpuflow's trainer keeps the output layer's at bf16), attention (flash
+// attention kernels) at bf16, the non-matrix work around the linear
+// layers, which scales with a full training pass at bf16 whatever the
+// precision or LoRA, and what fp8's scaling and LoRA's adapters move
+// through memory.
 func (j *job) microCompute() float64 {
 	bf16 := j.rate(hardware.PrecisionBF16)
 	prec := j.rate(precision(j.l))
-	linear := (j.flops.executed - j.flops.attention) / prec
+	var head float64
+	if j.fw.FP8HeadBF16 && precision(j.l) == hardware.PrecisionFP8 {
+		s := j.in.Model
+		head = 6 * float64(s.Vocab) * float64(s.Hidden)
+	}
+	linear := (j.flops.executed-j.flops.attention-head)/prec + head/bf16
 	attention := j.flops.attention / bf16
 	rest := (j.flops.fullEquivalent - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
-	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.adapterTraffic()
+	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.adapterTraffic() + j.fp8Traffic()
+}
+
+// Bytes moved per element by dynamic per-tensor fp8 scaling, outside the
+// products: the forward reads its input (and weight) once for the
+// maximum, again to cast, and writes the 1-byte copy (5); the backward
+// does the same for the output gradient and writes its transpose too
+// (7), and transposes the saved fp8 input and weight (2): fp8's products
+// on Hopper take their second operand column-major only.
+const (
+	fp8ForwardBytes  = 5
+	fp8GradientBytes = 7
+	fp8TransposeByte = 2
+)
+
+// fp8Traffic is what dynamic fp8 scaling adds to one micro-batch on this
+// GPU at achieved HBM bandwidth: per token, every product's input and
+// output-gradient width; per micro-batch, every layer weight. A fully
+// recomputed forward casts again. The gathered weights and the traffic
+// are divided as the products are (tokensPerGPU and the stage's share).
+func (j *job) fp8Traffic() float64 {
+	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	if !j.fw.FP8DynamicScaling || precision(j.l) != hardware.PrecisionFP8 || hbm <= 0 {
+		return 0
+	}
+	forward := float64(fp8ForwardBytes)
+	if j.l.Recompute == layout.RecomputeFull {
+		forward *= 2
+	}
+	in, out := productWidths(j.in.Model)
+	layers := float64(j.in.Model.Layers)
+	tokens := j.tokensPerGPU() * layers * (in*(forward+fp8TransposeByte) + out*fp8GradientBytes)
+	weights := j.counts.PerLayer * layers / float64(j.l.TP*j.l.PP) * (forward + fp8TransposeByte)
+	return (tokens + weights) / hbm
+}
+
+// productWidths sums the input and the output widths of one layer's
+// linear products: q, k, v and o; gate, up and down (SwiGLU) or up and
+// down.
+func productWidths(s model.Shape) (in, out float64) {
+	h, f := float64(s.Hidden), float64(s.FFNHidden)
+	q, kv := float64(s.Heads*s.HeadDim()), float64(s.KVHeads*s.HeadDim())
+	in, out = 3*h+q, q+2*kv+h
+	if s.Activation == model.ActivationSwiGLU {
+		return in + 2*h + f, out + 2*f + h
+	}
+	return in + h + f, out + f + h
 }
 
 // gemmOverheadFLOPs is the fixed cost of one matrix product in FLOPs at

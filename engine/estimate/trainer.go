@@ -54,6 +54,7 @@ func trainer(name string, compiled bool) Framework {
 		StepBytesPerParam: trainerStepBytes, ReserveBytes: fit.ReserveBytes, ReserveBytesDistributed: fit.ReserveBytesWithPeers,
 		AllocatorSlack: fit.AllocatorSlack,
 		OverlapDP:      true, FSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
+		FP8HeadBF16: true, FP8DynamicScaling: true,
 		HostSPerLayer: fit.HostSPerLayer, HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
 	if !compiled {
 		f.LogitBytes = trainerEagerLogitBytes

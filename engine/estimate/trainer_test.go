@@ -3,8 +3,11 @@ package estimate
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/model"
@@ -188,5 +191,47 @@ func TestTrainerAccounting(t *testing.T) {
 	}
 	if full.HostWaitS <= 0 || fsdp.HostWaitS != 0 {
 		t.Errorf("host wait: %.3f s for the 114M model, %.3f s for the 1B shape; want some, then none", full.HostWaitS, fsdp.HostWaitS)
+	}
+}
+
+// TestFP8Products checks what gpuflow's trainer adds to an fp8 step: the
+// scaling's passes over memory (fp8Traffic, counted from the products'
+// widths) and the output layer's products at bf16.
+func TestFP8Products(t *testing.T) {
+	t.Parallel()
+	wide := preset("llama3-8b")
+	wide.Layers, wide.SeqLen = 20, 4096
+	gpt := preset("gpt2-124m")
+	for name, tc := range map[string]struct {
+		shape   model.Shape
+		in, out float64
+	}{
+		// q, k, v, gate, up read 4096; o 4096; down 14336. Out: q 4096,
+		// k and v 1024, o 4096, gate and up 14336, down 4096.
+		"llama3-8b, SwiGLU": {wide, 6*4096 + 14336, 3*4096 + 2*1024 + 2*14336},
+		"gpt2, GELU":        {gpt, 5*768 + 3072, 4*768 + 3072 + 768},
+	} {
+		in, out := productWidths(tc.shape)
+		if diff := gocmp.Diff([2]float64{tc.in, tc.out}, [2]float64{in, out}); diff != "" {
+			t.Errorf("%s: productWidths (-want +got):\n%s", name, diff)
+		}
+	}
+	l := trainerLayout(1, 2, 2, true, layout.RecomputeNone)
+	l.Precision = hardware.PrecisionFP8
+	j, err := newJob(Input{Model: wide, Layout: l, Hardware: builtin("h200-x1"), Framework: FrameworkGpuflow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8192 tokens x 20 layers x (7 x 38912 + 7 x 43008) bytes, and 20
+	// layers' 218.1M weights x 7 bytes, at 88% of 4.8 TB/s: 29.5 ms.
+	bytes := 8192*20*7*(38912.0+43008) + 20*218_112_000*7.0
+	if want, got := bytes/(j.in.Hardware.GPU.HBMBytesPerS*hbmEfficiency), j.fp8Traffic(); math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("fp8Traffic = %.4f s, want %.4f s", got, want)
+	}
+	without := j.microCompute() - j.fp8Traffic()
+	j.fw.FP8HeadBF16 = false
+	head := 6 * 128256 * 4096.0 * 4096 * 2
+	if got, want := without-(j.microCompute()-j.fp8Traffic()), head/j.rate(hardware.PrecisionBF16)-head/j.rate(hardware.PrecisionFP8); math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("the output layer at bf16 adds %.4f s, want %.4f s", got, want)
 	}
 }
