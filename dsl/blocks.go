@@ -72,6 +72,7 @@ type LayoutSpec struct {
 	ScatterGather     *bool       `hcl:"scatter_gather,optional"`
 	GradReduceDType   *string     `hcl:"grad_reduce_dtype,optional"`
 	OverlapGradReduce *bool       `hcl:"overlap_grad_reduce,optional"`
+	GradAccumFusion   *bool       `hcl:"grad_accumulation_fusion,optional"`
 	Auto              *AutoLayout `hcl:"auto,block"`
 }
 

@@ -58,7 +58,7 @@ func resolveLayout(b *dsl.Layout) (*resolvedLayout, hcl.Diagnostics) {
 	if s.GradReduceDType != nil {
 		l.GradReduceDType = *s.GradReduceDType
 	}
-	l.ScatterGather, l.OverlapGradReduce = s.ScatterGather, s.OverlapGradReduce
+	l.ScatterGather, l.OverlapGradReduce, l.GradAccumFusion = s.ScatterGather, s.OverlapGradReduce, s.GradAccumFusion
 	r.Layout = l
 	var diags hcl.Diagnostics
 	if s.Auto != nil {

@@ -61,6 +61,16 @@ type Framework struct {
 	// fixed per-product overhead; zero leaves the overhead in GEMMShare,
 	// for frameworks whose share was fitted to measured runs.
 	GEMMsPerLayer float64
+	// SeparateGradAccumulation: each micro-batch's weight gradients are
+	// written as their own tensor and added into the accumulated (main)
+	// gradients by a separate, memory-bound pass: Megatron-LM before
+	// gradient accumulation fusion (February 2022; the backward hook's
+	// main_grad.add_), and autograd's accumulation in DeepSpeed. With
+	// fusion the weight-gradient product adds into the main gradient in
+	// its epilogue. The layout's grad_accumulation_fusion replaces it.
+	// The fitted frameworks (pytorch-eager, fsdp2, gpuflow) leave it off:
+	// their measured constants hold whatever accumulation costs.
+	SeparateGradAccumulation bool
 	// HalfReduceUnderFP16: with precision "fp16" the gradients are
 	// reduced in fp16 unless the layout says otherwise (Megatron-LM keeps
 	// fp32 reduction only for bf16).
@@ -184,7 +194,8 @@ var frameworks = map[string]Framework{
 	// 18 bytes; fp32 logits at the loss. Current release defaults:
 	// Transformer Engine's fused attention, pipeline sends scattered
 	// over TP, gradients reduced in fp32 under bf16 (in fp16 under fp16,
-	// main gradients alike), --overlap-grad-reduce off.
+	// main gradients alike), --overlap-grad-reduce off, gradient
+	// accumulation fused into the weight-gradient product.
 	FrameworkMegatron: {Name: FrameworkMegatron, WeightBytes: 2, GradBytes: 4, OptimizerBytes: 12,
 		GradCommBytes: 4, ParamCommBytes: 2, ActivationCoefficient: 1, LogitBytes: 4,
 		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
@@ -193,12 +204,13 @@ var frameworks = map[string]Framework{
 	// DeepSpeed as in the ZeRO paper: fp16 weights and gradients plus
 	// K = 12 bytes of optimizer state, 16 bytes in all; gradients reduced
 	// in the training type, overlap_comm off (its default below ZeRO-3).
-	// Time figures are Megatron's (not validated for DeepSpeed).
+	// Time figures are Megatron's (not validated for DeepSpeed), except
+	// that autograd accumulates the gradients in a separate pass.
 	FrameworkDeepSpeed: {Name: FrameworkDeepSpeed, WeightBytes: 2, GradBytes: 2, OptimizerBytes: 12,
 		GradCommBytes: 2, ParamCommBytes: 2, ActivationCoefficient: 1, LogitBytes: 4,
 		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes,
-		Attention: layout.AttentionFlash, GEMMsPerLayer: 4},
+		Attention: layout.AttentionFlash, GEMMsPerLayer: 4, SeparateGradAccumulation: true},
 	// Plain PyTorch (Hugging Face modules, autocast over fp32 weights,
 	// fp32 gradients, fused AdamW, DDP across GPUs), as the reference measurements ran it.
 	FrameworkEager: {Name: FrameworkEager, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,
@@ -231,6 +243,9 @@ func (f Framework) withOptions(l layout.Layout) Framework {
 	}
 	if l.OverlapGradReduce != nil {
 		f.OverlapDP = *l.OverlapGradReduce
+	}
+	if l.GradAccumFusion != nil {
+		f.SeparateGradAccumulation = !*l.GradAccumFusion
 	}
 	reduce := f.GradCommBytes
 	switch {

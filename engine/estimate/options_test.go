@@ -54,6 +54,18 @@ func TestFrameworkOptions(t *testing.T) {
 			check:  func(b, g *Estimate) bool { return b.ExposedCommS.DP > 0 && g.ExposedCommS.DP < b.ExposedCommS.DP },
 			want:   "less exposed data-parallel communication",
 		},
+		"unfused gradient accumulation adds a memory pass per micro-batch": {
+			change: func(l *layout.Layout) { l.GradAccumFusion = &off },
+			check: func(b, g *Estimate) bool {
+				// 10 bytes per parameter on this GPU (about a 64th of
+				// the model: the bf16 gradient read, the fp32 main
+				// gradient read and written) for each of the 32
+				// micro-batches, at 88% of 2,039 GB/s.
+				want := b.ComputeS + 32*float64(b.Params)/64*10/(2039e9*0.88)
+				return g.ComputeS > b.ComputeS && within(g.ComputeS, want, 0.05)
+			},
+			want: "compute grown by one gradient pass per micro-batch",
+		},
 		"fp16 reduces in fp16 by Megatron's default": {
 			change: func(l *layout.Layout) { l.Precision = hardware.PrecisionFP16 },
 			check:  func(b, g *Estimate) bool { return g.Memory.Gradients*2 == b.Memory.Gradients },

@@ -138,7 +138,8 @@ func (j *job) microCompute() float64 {
 	linear := (j.flops.executed-j.flops.attention-head)/prec + head/bf16
 	attention := j.flops.attention / bf16
 	rest := (j.flops.fullEquivalent - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
-	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.adapterTraffic() + j.fp8Traffic()
+	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.adapterTraffic() + j.fp8Traffic() +
+		j.gradAccumulationTime()
 }
 
 // Bytes moved per element by dynamic per-tensor fp8 scaling, outside the
@@ -185,6 +186,25 @@ func productWidths(s model.Shape) (in, out float64) {
 		return in + 2*h + f, out + 2*f + h
 	}
 	return in + h + f, out + f + h
+}
+
+// gradAccumulationTime is the separate pass that adds one micro-batch's
+// weight gradients into the accumulated ones when the framework does not
+// fuse it into the weight-gradient product: it reads the new gradient
+// (the training type, the weights' width) and reads and writes the
+// accumulated one, for every parameter this GPU trains, at achieved HBM
+// bandwidth. Megatron-LM's hook ran it for every micro-batch, the first
+// included (the main gradients start from zero).
+func (j *job) gradAccumulationTime() float64 {
+	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	if !j.fw.SeparateGradAccumulation || hbm <= 0 {
+		return 0
+	}
+	trained := j.stageP
+	if j.in.LoRA != nil {
+		trained = j.stageA
+	}
+	return trained * (j.fw.WeightBytes + 2*j.fw.GradBytes) / hbm
 }
 
 // gemmOverheadFLOPs is the fixed cost of one matrix product in FLOPs at
@@ -234,9 +254,15 @@ const (
 // scoresTime is what materialised attention adds to one micro-batch on
 // this GPU: the element-wise kernels over the b * a/tp * s^2 scores of
 // every layer at achieved HBM bandwidth, and the batched products'
-// traffic where it exceeds their compute (each of the forward's two and
-// the backward's four writes or reads the scores once, 2 bytes, against
-// 2 * head_dim FLOPs per element).
+// traffic (each writes or reads the scores once, 2 bytes an element,
+// against 2 * head_dim FLOPs). The products that write an s x s result
+// (Q K^T forward and recomputed, and the backward's dP = dO V^T) have
+// only the head size as inner dimension: each output tile's arithmetic
+// is a few steps of the main loop, and writing the tile out is not hidden
+// behind it, so they pay their write in full on top of their FLOPs. The
+// products that read the scores (P V forward and recomputed, and the
+// backward's dV, dQ and dK) run the sequence as inner dimension and
+// stream the scores while they compute, paying only the excess.
 func (j *job) scoresTime() float64 {
 	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
 	if !j.fw.materialized() || hbm <= 0 {
@@ -245,13 +271,14 @@ func (j *job) scoresTime() float64 {
 	l, s := j.l, j.in.Model
 	seq := float64(s.SeqLen)
 	elements := float64(l.MicroBatch) * float64(s.Heads) / float64(l.TP) * seq / float64(l.CP) * seq * j.layers
-	bytes, products := float64(scoreBytesForward+scoreBytesBackward), 6.0
+	bytes, writers, readers := float64(scoreBytesForward+scoreBytesBackward), 2.0, 4.0
 	if l.Recompute != layout.RecomputeNone {
 		bytes += scoreBytesForward
-		products += 2
+		writers++
+		readers++
 	}
-	perProduct := max(0, 2/hbm-2*float64(s.HeadDim())/j.rate(hardware.PrecisionBF16))
-	return elements * (bytes/hbm + products*perProduct)
+	perReader := max(0, 2/hbm-2*float64(s.HeadDim())/j.rate(hardware.PrecisionBF16))
+	return elements * (bytes/hbm + writers*2/hbm + readers*perReader)
 }
 
 // loraBytesPerWidth is the memory traffic per token of one LoRA adapter

@@ -35,6 +35,10 @@ type Layout struct {
 	// OverlapGradReduce overlaps the gradient reduction with the backward
 	// pass (and the weight gathers with the forward).
 	OverlapGradReduce *bool `json:"overlap_grad_reduce,omitempty"`
+	// GradAccumFusion adds each micro-batch's weight gradient into the
+	// accumulated one inside the weight-gradient product (Megatron-LM's
+	// gradient accumulation fusion) instead of in a separate pass.
+	GradAccumFusion *bool `json:"grad_accumulation_fusion,omitempty"`
 }
 
 // WorldSize is the number of GPUs the layout occupies.

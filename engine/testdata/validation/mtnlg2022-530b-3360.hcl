@@ -4,7 +4,8 @@
 #
 # Planned by TestPublishedScaling (engine/validation_test.go) as a new user
 # would write it: the layout as published, the framework's options of the
-# time (materialised attention, gradients reduced after the backward).
+# time (materialised attention, gradients reduced after the backward,
+# gradients accumulated outside the weight-gradient product).
 
 hardware "cluster" {
   profile = "dgx-a100-80gb"
@@ -23,16 +24,17 @@ model "gpt" {
 }
 
 layout "published" {
-  tp                  = 8
-  pp                  = 35
-  dp                  = 12
-  vp                  = 1
-  micro_batch         = 1
-  global_batch        = 1920
-  recompute           = "full"
-  precision           = "bf16"
-  attention           = "materialized"
-  overlap_grad_reduce = false
+  tp                       = 8
+  pp                       = 35
+  dp                       = 12
+  vp                       = 1
+  micro_batch              = 1
+  global_batch             = 1920
+  recompute                = "full"
+  precision                = "bf16"
+  attention                = "materialized"
+  overlap_grad_reduce      = false
+  grad_accumulation_fusion = false
 }
 
 stage "pretrain" "published" {

@@ -4,7 +4,8 @@
 #
 # Planned by TestPublishedScaling (engine/validation_test.go) as a new user
 # would write it: the layout as published, the framework's options of the
-# time (materialised attention, gradients reduced after the backward).
+# time (materialised attention, gradients reduced after the backward,
+# gradients accumulated outside the weight-gradient product).
 
 hardware "cluster" {
   profile = "dgx-a100-80gb"
@@ -23,17 +24,18 @@ model "gpt" {
 }
 
 layout "published" {
-  tp                  = 8
-  pp                  = 8
-  dp                  = 24
-  vp                  = 2
-  micro_batch         = 2
-  global_batch        = 2304
-  recompute           = "full"
-  precision           = "fp16"
-  attention           = "materialized"
-  grad_reduce_dtype   = "fp16"
-  overlap_grad_reduce = false
+  tp                       = 8
+  pp                       = 8
+  dp                       = 24
+  vp                       = 2
+  micro_batch              = 2
+  global_batch             = 2304
+  recompute                = "full"
+  precision                = "fp16"
+  attention                = "materialized"
+  grad_reduce_dtype        = "fp16"
+  overlap_grad_reduce      = false
+  grad_accumulation_fusion = false
 }
 
 stage "pretrain" "published" {

@@ -4,7 +4,8 @@
 #
 # Planned by TestPublishedScaling (engine/validation_test.go) as a new user
 # would write it: the layout as published, the framework's options of the
-# time (materialised attention, torch DDP overlapping).
+# time (materialised attention, torch DDP overlapping,
+# gradients accumulated outside the weight-gradient product).
 
 hardware "cluster" {
   profile = "dgx-a100-80gb"
@@ -23,17 +24,18 @@ model "gpt" {
 }
 
 layout "published" {
-  tp                  = 4
-  pp                  = 1
-  dp                  = 32
-  vp                  = 1
-  micro_batch         = 16
-  global_batch        = 512
-  recompute           = "full"
-  precision           = "fp16"
-  attention           = "materialized"
-  grad_reduce_dtype   = "fp16"
-  overlap_grad_reduce = true
+  tp                       = 4
+  pp                       = 1
+  dp                       = 32
+  vp                       = 1
+  micro_batch              = 16
+  global_batch             = 512
+  recompute                = "full"
+  precision                = "fp16"
+  attention                = "materialized"
+  grad_reduce_dtype        = "fp16"
+  overlap_grad_reduce      = true
+  grad_accumulation_fusion = false
 }
 
 stage "pretrain" "published" {
