@@ -3,7 +3,7 @@
 # 800 Gbps RoCEv2) and "Network Interface Configuration" (one 800G
 # ConnectX-8, or two 400G ConnectX-7, GPUDirect RDMA capable). The GPU's
 # figures are the guide's, in the GPU catalogue (gpus/b300-xe9780.hcl).
-# Latencies: the distributed networking notes (NVLink under 1 µs,
+# Latencies: "Tuning Distributed Networking Communication" (NVLink under 1 µs,
 # InfiniBand 1-2 µs; RoCE taken as the same, an ASSUMPTION).
 # Cost: ASSUMPTION, not in the references: a guess at an on-demand list
 # price for B300, USD per GPU-hour. Override cost_per_gpu_hour.

@@ -1,4 +1,4 @@
-# Source: the distributed networking notes, NVL72 sections: 72 GPUs in one
+# Source: "Tuning Distributed Networking Communication", NVL72 sections: 72 GPUs in one
 # NVLink domain, 18 compute trays of 4 GPUs, 1.8 TB/s NVLink per GPU,
 # NVLink latency under 1 µs, InfiniBand 1-2 µs. GPU figures: the NVIDIA
 # GB200 NVL72 datasheet, in the GPU catalogue (gpus/b200-gb200.hcl).
@@ -9,7 +9,7 @@
 # See docs/references.md for the sources.
 hardware "gb200-nvl72" {
   description       = "GB200 NVL72 rack: 72 B200 GPUs in one NVLink 5 domain, 18 trays of 4"
-  source            = "Distributed networking notes (NVL72); NVIDIA GB200 NVL72 datasheet"
+  source            = "Tuning Distributed Networking Communication (NVL72); NVIDIA GB200 NVL72 datasheet"
   nodes             = 18
   cost_per_gpu_hour = 6
 

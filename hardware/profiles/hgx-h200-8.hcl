@@ -2,8 +2,8 @@
 # bidirectional); the GPU's figures are in the GPU catalogue
 # (gpus/h200-sxm.hcl).
 # Network: ASSUMPTION, not in the references: NVIDIA's HGX reference design
-# of one 400 Gb/s InfiniBand NIC per GPU. Latencies: the distributed
-# networking notes (NVLink under 1 µs, InfiniBand 1-2 µs).
+# of one 400 Gb/s InfiniBand NIC per GPU. Latencies: "Tuning Distributed
+# Networking Communication" (NVLink under 1 µs, InfiniBand 1-2 µs).
 # Cost: ASSUMPTION, not in the references: an on-demand list price for H200
 # seen in 2025, USD per GPU-hour. Override cost_per_gpu_hour.
 # See docs/references.md for the sources.

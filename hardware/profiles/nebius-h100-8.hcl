@@ -3,7 +3,7 @@
 # bidirectional, 400 Gb/s InfiniBand per port), the cluster diagram (8x
 # InfiniBand 400Gb/s per node) and section 7.3 (3.35 TB/s HBM3 expected).
 # The GPU's figures are in the GPU catalogue (gpus/h100-sxm.hcl).
-# Latencies: the distributed networking notes (NVLink under 1 µs,
+# Latencies: "Tuning Distributed Networking Communication" (NVLink under 1 µs,
 # InfiniBand about 1-2 µs); upper ends taken.
 # Cost: ASSUMPTION, not in the references: Nebius on-demand list price for
 # H100 seen in 2025, USD per GPU-hour. Override cost_per_gpu_hour.
