@@ -27,7 +27,8 @@ func (p *planner) estimateStage(n *stageNode, sp *StagePlan, config cty.Value) h
 	inputs := readEstimateInputs(n.plugin.Contract, config)
 	in := estimate.Input{Model: sp.Model.Shape, Layout: sp.Layout.Layout, Hardware: hw, Placement: sp.Placement,
 		Framework: inputs.framework, LoRA: inputs.lora, TrainTokens: inputs.trainTokens, TrainSteps: inputs.trainSteps,
-		CheckpointEvery: inputs.checkpointEvery, Calibration: p.opts.Calibration.For(calibrationKey(hw))}
+		CheckpointEvery: inputs.checkpointEvery, Calibration: p.opts.Calibration.For(calibrationKey(hw)),
+		Forward: n.plugin.Contract.Estimate.Work == api.WorkForward}
 	est, err := estimate.Compute(in)
 	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot estimate stage",
@@ -39,10 +40,10 @@ func (p *planner) estimateStage(n *stageNode, sp *StagePlan, config cty.Value) h
 
 // checkWork refuses a kind of work the estimator does not model.
 func checkWork(n *stageNode, use *hcl.Range) hcl.Diagnostics {
-	if work := n.plugin.Contract.Estimate.Work; work != api.WorkTrain {
+	if work := n.plugin.Contract.Estimate.Work; work != api.WorkTrain && work != api.WorkForward {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot estimate stage",
-			Detail: fmt.Sprintf("Plugin %s asks for an estimate of work %q for stage type %q, but the estimator models only %q; use a gpuflow that models it, or a plugin that asks for none.",
-				n.plugin.Name, work, n.cfg.Type, api.WorkTrain), Subject: use}}
+			Detail: fmt.Sprintf("Plugin %s asks for an estimate of work %q for stage type %q, but the estimator models only %q and %q; use a gpuflow that models it, or a plugin that asks for none.",
+				n.plugin.Name, work, n.cfg.Type, api.WorkTrain, api.WorkForward), Subject: use}}
 	}
 	return nil
 }

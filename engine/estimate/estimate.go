@@ -11,7 +11,8 @@ import (
 	"github.com/gpuflow/gpuflow/hardware"
 )
 
-// Input is one training stage to estimate.
+// Input is one training stage to estimate, or with Forward set, a stage
+// that runs the model forward only (an evaluation: forward.go).
 type Input struct {
 	Model    model.Shape
 	Layout   layout.Layout
@@ -37,6 +38,9 @@ type Input struct {
 	// rank, so that runs measured then still check the rest of the
 	// accounting.
 	GatheredLogits bool
+	// Forward: the stage runs the model forward over its TrainTokens, and
+	// trains nothing.
+	Forward bool
 }
 
 // Estimate is the prediction for one training stage. JSON keys are SI and
@@ -121,6 +125,12 @@ func Compute(in Input) (*Estimate, error) {
 		TrainableParams:     int64(math.Round(j.trainable())),
 		FLOPsPerToken:       j.flops.model,
 		MemoryCapacityBytes: in.Hardware.GPU.MemoryBytes,
+	}
+	if in.Forward {
+		j.computeForward(e)
+		e.Calibrated = j.calibratedList()
+		e.Findings = memoryFindings(e)
+		return e, nil
 	}
 	e.Memory = j.memory()
 	j.time(e)

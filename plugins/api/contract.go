@@ -18,6 +18,11 @@ var MetaArgumentNames = []string{MetaHardware, MetaModel, MetaLayout}
 // predicts its memory, step time, throughput, duration and cost.
 const WorkTrain = "train"
 
+// WorkForward is the kind of work of a stage that runs the model forward
+// only (an evaluation): no gradients, no optimizer states, a forward pass
+// per token of its budget.
+const WorkForward = "forward"
+
 // StageContract is what a stage type declares to the engine beyond the
 // schema of its body: the meta-arguments it takes and what it contributes
 // to the estimate.
@@ -38,9 +43,11 @@ type MetaArgument struct {
 // what the stage contributes to the estimate. An empty name means the
 // stage has no such attribute; the precision comes from the layout.
 type EstimateInputs struct {
-	// Work is the kind of work the estimator models: WorkTrain.
+	// Work is the kind of work the estimator models: WorkTrain or
+	// WorkForward.
 	Work string
-	// TrainTokens names a number: the tokens to train on.
+	// TrainTokens names a number: the tokens to train on (or, for
+	// WorkForward, to run forward).
 	TrainTokens string
 	// Steps names a number: the optimizer steps, read where no token
 	// budget is set.

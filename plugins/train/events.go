@@ -12,7 +12,7 @@ import (
 )
 
 // trainerEvent is one JSON line the trainer's rank 0 prints on stdout:
-// {"event": "step" | "log" | "checkpoint" | "error" | "stopped" | "result", ...}.
+// {"event": "step" | "log" | "checkpoint" | "error" | "stopped" | "result" | "eval", ...}.
 type trainerEvent struct {
 	Event string `json:"event"`
 	// step
@@ -34,6 +34,8 @@ type trainerEvent struct {
 	Path string `json:"path"`
 	// result
 	Result *trainerResult `json:"result"`
+	// eval: an evaluation's measures
+	Eval *evalResult `json:"eval"`
 }
 
 // trainerResult is what a finished run measured; it becomes the stage's
@@ -65,6 +67,7 @@ type monitor struct {
 
 	mu         sync.Mutex
 	result     *trainerResult
+	eval       *evalResult
 	errors     []trainerEvent
 	stopped    *trainerEvent
 	checkpoint string
@@ -132,6 +135,10 @@ func (m *monitor) handle(ev trainerEvent) {
 	case "result":
 		m.mu.Lock()
 		m.result = ev.Result
+		m.mu.Unlock()
+	case "eval":
+		m.mu.Lock()
+		m.eval = ev.Eval
 		m.mu.Unlock()
 	}
 }

@@ -15,7 +15,7 @@ const (
 	Version = "0.1.0"
 )
 
-// Provider serves the pretrain and finetune stage types. Its zero value
+// Provider serves the pretrain, finetune and eval stage types. Its zero value
 // runs the trainer with the default Options and shares one set of running
 // stages per process, which Stop ends; New gives a Provider of its own.
 type Provider struct{ s *settings }
@@ -116,21 +116,27 @@ var contract = &api.StageContract{
 		LoRA: "lora", GlobalBatch: "global_batch", CheckpointEvery: "checkpoint_every"},
 }
 
-// Schema describes both stage types.
+// Schema describes the three stage types.
 func (Provider) Schema(context.Context) (*api.Schema, error) {
 	return &api.Schema{Name: Name, Version: Version, Capabilities: []string{api.CapabilityStop},
-		StageTypes: map[string]*api.BlockSchema{"pretrain": pretrainSchema(), "finetune": finetuneSchema()},
-		Contracts:  map[string]*api.StageContract{"pretrain": contract, "finetune": contract},
+		StageTypes: map[string]*api.BlockSchema{"pretrain": pretrainSchema(), "finetune": finetuneSchema(), evalType: evalSchema()},
+		Contracts:  map[string]*api.StageContract{"pretrain": contract, "finetune": contract, evalType: evalContract},
 	}, nil
 }
 
-// ValidateStage checks the training arguments that the schema cannot.
+// ValidateStage checks the arguments that the schema cannot.
 func (Provider) ValidateStage(_ context.Context, req *api.StageRequest) (api.Diagnostics, error) {
+	if req.Type == evalType {
+		return validateEval(req.Config), nil
+	}
 	return validate(req.Type, req.Config), nil
 }
 
 // PlanStage describes the run; the engine adds memory, time and cost.
 func (Provider) PlanStage(_ context.Context, req *api.StageRequest) (*api.PlanResponse, error) {
+	if req.Type == evalType {
+		return &api.PlanResponse{Details: evalDetails(req.Config)}, nil
+	}
 	return &api.PlanResponse{Details: details(req.Config)}, nil
 }
 
@@ -140,6 +146,9 @@ func (p Provider) ApplyStage(ctx context.Context, req *api.ApplyRequest, sink ap
 	s := p.settings()
 	ctx, release := s.stopper.Track(ctx)
 	defer release()
+	if req.Type == evalType {
+		return applyEval(ctx, req, sink, s.opts), nil
+	}
 	return apply(ctx, req, sink, s.opts), nil
 }
 
