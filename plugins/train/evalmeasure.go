@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
@@ -188,19 +190,31 @@ func (r *evalRun) check(m measures) api.Diagnostics {
 		var miss string
 		switch {
 		case math.IsNaN(v):
-			miss = fmt.Sprintf("%s is not a number", x.measure)
+			miss = fmt.Sprintf("The model's %s is not a number", x.measure)
 		case x.upper && v > bound:
-			miss = fmt.Sprintf("%s %s is above %s = %s", x.measure, figure(v), x.attr, figure(bound))
+			miss = fmt.Sprintf("The model measured %s %s, above %s = %s", x.measure, figure(v), x.attr, figure(bound))
 		case !x.upper && v < bound:
-			miss = fmt.Sprintf("%s %s is below %s = %s", x.measure, figure(v), x.attr, figure(bound))
+			miss = fmt.Sprintf("The model measured %s %s, below %s = %s", x.measure, figure(v), x.attr, figure(bound))
 		}
 		if miss != "" {
 			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Evaluation missed " + x.attr,
-				Detail: strings.ToUpper(miss[:1]) + miss[1:] + ". The measures are in the stage's outputs; the stage runs again on the next apply.",
+				Detail: miss + ". The stage failed, so stages that read its outputs do not run; the next apply evaluates again.",
 				Path:   cty.GetAttrPath("expect").GetAttr(x.attr)})
 		}
 	}
 	return diags
+}
+
+// describe is the measures as one line for the log.
+func (m measures) describe() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m.values)) {
+		parts = append(parts, k+" "+figure(m.values[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m.counts[k]))
+	}
+	return "measured: " + strings.Join(parts, ", ")
 }
 
 // figure prints a measure with the digits a threshold is compared at.
