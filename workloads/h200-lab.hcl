@@ -1,8 +1,9 @@
 # The whole pipeline in miniature, sized for the H200 virtual machines of
 # the built-in profiles h200-x1, h200-x2 and h200-x4 to finish in minutes:
 # accept the GPUs, tokenize a small English corpus, pre-train a
-# ~110M-parameter Llama-shaped model for a few hundred steps, then LoRA
-# fine-tune the checkpoint it wrote.
+# ~110M-parameter Llama-shaped model for a few hundred steps, LoRA
+# fine-tune the checkpoint it wrote, and evaluate both on the fine-tune
+# text: the fine-tuned model must not do worse there than its base.
 #
 # Sources: acceptance marks are 90% of what plain PyTorch measured on 4x
 # H200 (reference measurements, docs/references.md: 746 TFLOP/s bf16 and
@@ -206,6 +207,32 @@ stage "finetune" "small_lora" {
   seed         = 1
 }
 
+# Loss and perplexity of the two models on the fine-tune text, the one the
+# adapters were trained on. The fine-tuned model's gate is its base's loss:
+# a fine-tune that does not lower it fails the workload.
+stage "eval" "pretrained" {
+  hardware = hardware.lab
+  model    = model.small
+  layout   = layout.data_parallel
+
+  weights = stage.pretrain.small.outputs.checkpoint
+  data    = stage.data_prep.finetune_text.outputs.train
+}
+
+stage "eval" "finetuned" {
+  hardware = hardware.lab
+  model    = model.small
+  layout   = layout.data_parallel
+
+  weights = stage.finetune.small_lora.outputs.checkpoint
+  base    = stage.pretrain.small.outputs.checkpoint
+  data    = stage.data_prep.finetune_text.outputs.train
+
+  expect {
+    max_valid_loss = stage.eval.pretrained.outputs.valid_loss
+  }
+}
+
 output "gpus" {
   value = local.gpus
 }
@@ -216,4 +243,11 @@ output "pretrain_checkpoint" {
 
 output "adapters" {
   value = stage.finetune.small_lora.outputs.checkpoint
+}
+
+output "finetune_text_loss" {
+  value = {
+    pretrained = stage.eval.pretrained.outputs.valid_loss
+    finetuned  = stage.eval.finetuned.outputs.valid_loss
+  }
 }

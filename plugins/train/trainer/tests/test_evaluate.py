@@ -1,0 +1,157 @@
+"""The evaluator's tests (evaluate.py): how a choice is windowed and
+scored, how the next token is picked, and, where transformers is
+installed, an evaluation through torchrun on CPU ranks (fp32) whose loss,
+choice scores and greedy completions match transformers' own on the same
+model and tokens. Run from the repository root:
+
+  python3 -m unittest discover -s plugins/train/trainer/tests -v
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAINER = os.path.dirname(HERE)
+sys.path.insert(0, TRAINER)
+sys.path.insert(0, HERE)
+
+import evaluate as E  # noqa: E402
+from test_trainer import write_shard  # noqa: E402
+
+try:
+    import transformers  # noqa: F401
+    HAVE_TRANSFORMERS = True
+except ImportError:
+    HAVE_TRANSFORMERS = False
+
+
+class WindowTest(unittest.TestCase):
+    def test_the_last_token_is_not_an_input(self):
+        self.assertEqual(E.window([1, 2, 3], [4, 5], 16), [1, 2, 3, 4])
+
+    def test_long_contexts_are_cut_from_the_left(self):
+        self.assertEqual(E.window(list(range(10)), [10, 11], 4), [7, 8, 9, 10])
+
+
+class ScoreTest(unittest.TestCase):
+    def test_sums_the_continuations_log_probabilities(self):
+        logp = torch.log_softmax(torch.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, 0.0], [0.0, 0.0, 5.0], [1.0, 1.0, 1.0]]), dim=-1)
+        # inputs of length 3: positions 1 and 2 predict the two continuation tokens
+        ll, greedy = E.continuation_score(logp, 3, [0, 2])
+        self.assertAlmostEqual(ll, float(logp[1, 0] + logp[2, 2]), places=6)
+        self.assertTrue(greedy)
+        _, greedy = E.continuation_score(logp, 3, [1, 2])
+        self.assertFalse(greedy)
+
+
+class PickTest(unittest.TestCase):
+    def test_temperature_zero_is_greedy(self):
+        self.assertEqual(E.pick(torch.tensor([0.1, 3.0, 2.9]), 0, 1, torch.Generator().manual_seed(1)), 1)
+
+    def test_a_small_top_p_keeps_only_the_likeliest(self):
+        for seed in range(20):
+            self.assertEqual(E.pick(torch.tensor([0.0, 2.0, 1.9]), 1.0, 0.01, torch.Generator().manual_seed(seed)), 1)
+
+    def test_sampling_follows_its_seed(self):
+        logits = torch.zeros(50)
+        a = [E.pick(logits, 1.0, 1.0, torch.Generator().manual_seed(7)) for _ in range(3)]
+        b = [E.pick(logits, 1.0, 1.0, torch.Generator().manual_seed(7)) for _ in range(3)]
+        self.assertEqual(a, b)
+        self.assertGreater(len({E.pick(logits, 1.0, 1.0, torch.Generator().manual_seed(s)) for s in range(20)}), 5)
+
+
+SEQ = 32
+
+
+def make_model(folder):
+    """A small random Llama made and saved by transformers, with norms
+    moved off one so that every weight matters."""
+    from transformers import AutoModelForCausalLM, LlamaConfig
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                      vocab_size=128, max_position_embeddings=SEQ, rms_norm_eps=1e-5, tie_word_embeddings=False, initializer_range=0.1)
+    model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if "norm" in n:
+                p.add_(torch.randn_like(p) * 0.1)
+    model.save_pretrained(folder)
+    model.generation_config.eos_token_id = None  # a random model may pick Llama's eos id; generate every token
+    return model.eval()
+
+
+@unittest.skipUnless(HAVE_TRANSFORMERS, "needs transformers")
+class AgainstTransformersTest(unittest.TestCase):
+    """evaluate.py on one CPU rank (fp32) against transformers' fp32."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp()
+        folder = os.path.join(cls.work, "model")
+        cls.hf = make_model(folder)
+        rng = np.random.default_rng(3)
+        cls.stream = rng.integers(0, 128, size=5 * SEQ + 1)
+        write_shard(cls.work + "/valid", [cls.stream])
+        cls.questions = [{"context": rng.integers(0, 128, size=int(rng.integers(3, 40))).tolist(),
+                          "continuations": [rng.integers(0, 128, size=int(rng.integers(1, 5))).tolist() for _ in range(3)]}
+                         for _ in range(6)]
+        E.write_jsonl(cls.work + "/questions.jsonl", cls.questions)
+        cls.prompts = [rng.integers(0, 128, size=5).tolist() for _ in range(3)]
+        E.write_jsonl(cls.work + "/prompts.jsonl", [{"tokens": p} for p in cls.prompts])
+        cfg = {"stage": "eval.test", "device": "cpu", "seed": 1, "weights": folder, "weights_format": "hf",
+               "model": {"layers": 2, "hidden": 64, "ffn_hidden": 128, "heads": 4, "kv_heads": 2, "vocab": 128, "seq_len": SEQ, "hf": folder},
+               "layout": {"tp": 1, "pp": 1, "dp": 2, "cp": 1, "micro_batch": 2, "global_batch": 4, "precision": "bf16"},
+               "data": [cls.work + "/valid"],
+               "choices": {"questions": cls.work + "/questions.jsonl", "scores": cls.work + "/scores.jsonl"},
+               "generate": {"prompts": cls.work + "/prompts.jsonl", "completions": cls.work + "/completions.jsonl",
+                            "max_new_tokens": 6, "temperature": 0, "top_p": 1, "stop": []}}
+        path = cls.work + "/config.json"
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=2",
+                              os.path.join(TRAINER, "evaluate.py"), "--config", path], capture_output=True, text=True, timeout=300)
+        events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+        if out.returncode != 0:
+            raise AssertionError(f"evaluator failed ({out.returncode}): {out.stderr[-3000:]}\n{events[-3:]}")
+        cls.result = next(e["eval"] for e in events if e["event"] == "eval")
+
+    @torch.no_grad()
+    def test_loss_matches(self):
+        tokens = torch.tensor(self.stream[: 5 * SEQ + 1].astype(np.int64))
+        rows = torch.stack([tokens[i * SEQ: i * SEQ + SEQ + 1] for i in range(5)])
+        logits = self.hf(rows[:, :-1]).logits
+        want = torch.nn.functional.cross_entropy(logits.flatten(0, 1), rows[:, 1:].flatten()).item()
+        self.assertEqual(self.result["valid_tokens"], 5 * SEQ)
+        self.assertAlmostEqual(self.result["valid_loss"], want, delta=1e-4 * want)
+        self.assertAlmostEqual(self.result["valid_perplexity"], math.exp(want), delta=1e-3 * math.exp(want))
+
+    @torch.no_grad()
+    def test_choice_scores_match(self):
+        got = E.read_jsonl(self.work + "/scores.jsonl")
+        for q, s in zip(self.questions, got):
+            for cont, ll in zip(q["continuations"], s["loglikelihoods"]):
+                row = E.window(q["context"], cont, SEQ)
+                logp = torch.log_softmax(self.hf(torch.tensor([row])).logits[0], dim=-1)
+                want, _ = E.continuation_score(logp, len(row), cont)
+                self.assertAlmostEqual(ll, want, delta=1e-3)
+
+    @torch.no_grad()
+    def test_greedy_completions_match(self):
+        got = E.read_jsonl(self.work + "/completions.jsonl")
+        for p, c in zip(self.prompts, got):
+            want = self.hf.generate(torch.tensor([p]), max_new_tokens=6, do_sample=False, attention_mask=torch.ones(1, len(p), dtype=torch.long),
+                                    pad_token_id=0)[0, len(p):].tolist()
+            self.assertEqual(c["tokens"], want)
+            self.assertEqual(c["finish"], "length")
+
+
+if __name__ == "__main__":
+    unittest.main()
