@@ -64,6 +64,8 @@ func loadSection(runsDir string, s *state.Stage) (Section, error) {
 		}
 	case "data_prep":
 		in.dataPrep(&sec)
+	case "eval":
+		in.evaluation(&sec)
 	}
 	if t, ok := metricsTable(s.Metrics); ok {
 		sec.Tables = append(sec.Tables, t)

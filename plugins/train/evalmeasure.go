@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -203,6 +204,26 @@ func (r *evalRun) check(m measures) api.Diagnostics {
 		}
 	}
 	return diags
+}
+
+// send reports each measure, and each threshold as expect.NAME, as a
+// metric: a run's record keeps its metrics even when a threshold fails
+// the stage, so the report shows both.
+func (m measures) send(sink api.EventSink, expect map[string]float64) {
+	t := time.Now()
+	metric := func(name string, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			sink.Send(api.Event{Time: t, Metric: &api.Metric{Name: name, Value: v}})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.values)) {
+		metric(k, m.values[k])
+	}
+	for _, x := range expectations {
+		if b, ok := expect[x.attr]; ok {
+			metric("expect."+x.attr, b)
+		}
+	}
 }
 
 // describe is the measures as one line for the log.

@@ -294,6 +294,7 @@ func (r *evalRun) judge(ctx context.Context, status exitStatus, err error, mon *
 			sendArtifact(sink, "completions", r.completionsPath)
 		}
 		mon.log("info", m.describe())
+		m.send(sink, r.expect)
 		return m.outputs(r.completionsPath), r.check(m)
 	case ctx.Err() != nil:
 		return nil, api.Diagnostics{{Severity: api.Error, Summary: "Evaluation stopped", Detail: "The evaluation was stopped before it finished; the next apply runs it again."}}
