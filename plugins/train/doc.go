@@ -1,7 +1,10 @@
-// Package train is the plugin behind the pretrain and finetune stage types:
-// their body schema, validation and plan details, and applying them with
-// gpuflow's own trainer (trainer/*.py, embedded and written into each run's
-// folder) under torchrun, PyTorch's distributed launcher.
+// Package train is the plugin behind the pretrain, finetune and eval stage
+// types: their body schema, validation and plan details, and applying them
+// with gpuflow's own trainer (trainer/*.py, embedded and written into each
+// run's folder) under torchrun, PyTorch's distributed launcher. An eval
+// stage runs trainer/evaluate.py; gpuflow tokenizes its questions and
+// prompts before the launch (with plugins/dataprep/bpe, data prep's own
+// tokenizer) and scores, decodes and checks thresholds after it (eval*.go).
 //
 // Applying a stage prepares a Launch (decode the body, find the shards and
 // the checkpoint to resume from, write the trainer and its config.json),
