@@ -144,6 +144,10 @@ func outputs(c runConfig, r *trainerResult) map[string]cty.Value {
 		"hf":                         cty.StringVal(c.ExportHF),
 		"peft":                       cty.StringVal(c.ExportPEFT),
 	}
+	if r.ValidLoss != nil && r.ValidPerplexity != nil {
+		out["valid_loss"] = cty.NumberFloatVal(*r.ValidLoss)
+		out["valid_perplexity"] = cty.NumberFloatVal(*r.ValidPerplexity)
+	}
 	if c.Type == "finetune" {
 		out["adapters"] = cty.StringVal(r.Adapters)
 		out["merged"] = cty.StringVal(r.Merged)

@@ -116,7 +116,7 @@ func TestApplyWritesTheTrainersConfig(t *testing.T) {
 		Layout: api.Layout{TP: 1, PP: 1, DP: 2, CP: 1, VP: 1, MicroBatch: 2, GlobalBatch: 8, Recompute: "selective", Precision: "fp8"},
 		Data:   []string{filepath.Join(dir, "data", "train-00000")}, Steps: 5, LR: 1e-3, MinLR: 1e-4, Schedule: "cosine",
 		WarmupSteps: 1, WeightDecay: 0.1, Seed: 7, Checkpoint: true, KeepCheckpoints: 2, Compile: true, PeakFLOPS: 1979e12,
-		Device: "cuda",
+		Device: "cuda", EvalBatches: 8, TensorBoardDir: filepath.Join(req.RunDir, "tensorboard"),
 	}
 	want.CheckpointDir = filepath.Join(filepath.Dir(req.RunDir), "checkpoints", checkpointKey(want))
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -71,10 +71,12 @@ func isComplete(dir string) bool {
 // checkpointKey names a training configuration: the same model, layout,
 // data, schedule, seed and budget resume each other's checkpoints; any
 // change starts afresh in a folder of its own. Where checkpoints go and
-// how often, and what is exported at the end, do not change the key.
+// how often, what is exported at the end, and what the run validates on
+// and logs do not change the key.
 func checkpointKey(c runConfig) string {
 	c.ResumeFrom, c.CheckpointDir, c.CheckpointEvery, c.Checkpoint, c.KeepCheckpoints, c.Compile = "", "", 0, false, 0, false
 	c.ExportHF, c.ExportPEFT, c.ExportTokenizer = "", "", ""
+	c.ValidData, c.EvalEvery, c.EvalBatches, c.TensorBoardDir = nil, 0, 0, ""
 	b, _ := json.Marshal(c) // a struct of plain fields always encodes
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:16]

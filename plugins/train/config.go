@@ -47,6 +47,14 @@ type runConfig struct {
 	ExportHF        string `json:"export_hf,omitempty"`
 	ExportPEFT      string `json:"export_peft,omitempty"`
 	ExportTokenizer string `json:"export_tokenizer,omitempty"`
+	// ValidData are the validation shard prefixes; none means no
+	// validation. EvalEvery is the steps between validations (0: only at
+	// the end), EvalBatches the global batches each one reads.
+	ValidData   []string `json:"valid_data,omitempty"`
+	EvalEvery   int64    `json:"eval_every,omitempty"`
+	EvalBatches int64    `json:"eval_batches,omitempty"`
+	// TensorBoardDir is where rank 0 writes TensorBoard event files.
+	TensorBoardDir string `json:"tensorboard_dir,omitempty"`
 }
 
 // Devices a run may use.

@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,7 +13,7 @@ import (
 )
 
 // trainerEvent is one JSON line the trainer's rank 0 prints on stdout:
-// {"event": "step" | "log" | "checkpoint" | "error" | "stopped" | "result" | "eval", ...}.
+// {"event": "step" | "valid" | "log" | "checkpoint" | "error" | "stopped" | "result" | "eval", ...}.
 type trainerEvent struct {
 	Event string `json:"event"`
 	// step
@@ -24,6 +25,9 @@ type trainerEvent struct {
 	MFU         float64 `json:"mfu"`
 	MemoryBytes int64   `json:"memory_bytes"`
 	StepTimeS   float64 `json:"step_time_s"`
+	// valid
+	ValidLoss       float64 `json:"valid_loss"`
+	ValidPerplexity float64 `json:"valid_perplexity"`
 	// log
 	Level   string `json:"level"`
 	Message string `json:"message"`
@@ -53,6 +57,10 @@ type trainerResult struct {
 	ResumedFromStep        int64   `json:"resumed_from_step"`
 	Adapters               string  `json:"adapters"`
 	Merged                 string  `json:"merged"`
+	// ValidLoss and ValidPerplexity are the last validation's, absent
+	// when the run had no validation data.
+	ValidLoss       *float64 `json:"valid_loss"`
+	ValidPerplexity *float64 `json:"valid_perplexity"`
 }
 
 // rankPrefix is what torchrun may put before a worker's line ("[rank0]:",
@@ -114,6 +122,8 @@ func (m *monitor) handle(ev trainerEvent) {
 	switch ev.Event {
 	case "step":
 		m.step(ev)
+	case "valid":
+		m.valid(ev)
 	case "log":
 		m.log(orDefault(ev.Level, "info"), ev.Message)
 	case "checkpoint":
@@ -161,6 +171,19 @@ func (m *monitor) step(ev trainerEvent) {
 		metric.Step = ev.Step
 		m.sink.Send(api.Event{Time: t, Metric: &metric})
 	}
+}
+
+// valid reports a validation as metrics of the step it followed, and a
+// log line.
+func (m *monitor) valid(ev trainerEvent) {
+	t := m.now()
+	for _, metric := range []api.Metric{
+		{Name: "valid_loss", Value: ev.ValidLoss, Step: ev.Step},
+		{Name: "valid_perplexity", Value: ev.ValidPerplexity, Step: ev.Step},
+	} {
+		m.sink.Send(api.Event{Time: t, Metric: &metric})
+	}
+	m.log("info", fmt.Sprintf("validation at step %d: loss %.4g, perplexity %.4g", ev.Step, ev.ValidLoss, ev.ValidPerplexity))
 }
 
 func (m *monitor) log(level, msg string) {

@@ -30,6 +30,11 @@ func TestMonitorTurnsLinesIntoEvents(t *testing.T) {
 				metric("mfu", 0.41, ""), metric("memory", 1073741824, "bytes"), metric("step_time", 0.16, "s"),
 			},
 		},
+		"a validation is metrics of its step and a log line": {
+			stdout: []string{`{"event":"valid","step":3,"steps":300,"valid_loss":2.25,"valid_perplexity":9.4877}`},
+			want: []api.Event{metric("valid_loss", 2.25, ""), metric("valid_perplexity", 9.4877, ""),
+				logged("info", "validation at step 3: loss 2.25, perplexity 9.488")},
+		},
 		"torchrun's rank prefix is stripped": {
 			stdout: []string{`[rank0]:{"event":"log","level":"warn","message":"resumed"}`, `[default0]: {"event":"log","message":"x"}`},
 			want:   []api.Event{logged("warn", "resumed"), logged("info", "x")},
@@ -79,7 +84,7 @@ func TestMonitorRemembersTheRun(t *testing.T) {
 		`{"event":"checkpoint","step":40,"path":"/c/step-00000040"}`,
 		`{"event":"error","summary":"S","detail":"D"}`,
 		`{"event":"stopped","step":41,"path":"/c/step-00000041"}`,
-		`{"event":"result","result":{"checkpoint":"/c/step-00000050","final_loss":0.5,"peak_memory_bytes_per_rank":[3,4]}}`,
+		`{"event":"result","result":{"checkpoint":"/c/step-00000050","final_loss":0.5,"peak_memory_bytes_per_rank":[3,4],"valid_loss":0.75,"valid_perplexity":2.117}}`,
 	} {
 		m.stdoutLine(l + "\n")
 	}
@@ -89,7 +94,9 @@ func TestMonitorRemembersTheRun(t *testing.T) {
 	if m.lastStep != 41 || m.checkpoint != "/c/step-00000040" || len(m.errors) != 1 || m.stopped == nil || m.stopped.Step != 41 {
 		t.Errorf("monitor kept lastStep %d, checkpoint %q, %d errors, stopped %v", m.lastStep, m.checkpoint, len(m.errors), m.stopped)
 	}
-	want := &trainerResult{Checkpoint: "/c/step-00000050", FinalLoss: 0.5, PeakMemoryBytesPerRank: []int64{3, 4}}
+	validLoss, validPerplexity := 0.75, 2.117
+	want := &trainerResult{Checkpoint: "/c/step-00000050", FinalLoss: 0.5, PeakMemoryBytesPerRank: []int64{3, 4},
+		ValidLoss: &validLoss, ValidPerplexity: &validPerplexity}
 	if diff := cmp.Diff(want, m.result); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}

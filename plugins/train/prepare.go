@@ -30,6 +30,10 @@ type Launch struct {
 // Environ lays the launch's environment over base (os.Environ(), say).
 func (l *Launch) Environ(base []string) []string { return environ(base, l.Env) }
 
+// tensorBoardFolder is the run folder's subfolder for the trainer's
+// TensorBoard event files.
+const tensorBoardFolder = "tensorboard"
+
 // Options tune how a stage is launched.
 type Options struct {
 	// Python is the interpreter; empty means $GPUFLOW_PYTHON, else python3.
@@ -66,6 +70,7 @@ func Prepare(req *api.ApplyRequest, opts Options) (*Launch, api.Diagnostics) {
 	if err != nil {
 		return nil, append(diags, ioDiagnostic("Cannot write the trainer", err))
 	}
+	cfg.TensorBoardDir = filepath.Join(runDir, tensorBoardFolder)
 	configPath := filepath.Join(runDir, "config.json")
 	if err := writeJSON(configPath, cfg); err != nil {
 		return nil, append(diags, ioDiagnostic("Cannot write the trainer's config", err))
@@ -115,6 +120,8 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 	var err error
 	if cfg.Data, err = dataPrefixes(known(req.Config, "data"), req.WorkDir); err != nil {
 		d.fail(cty.GetAttrPath("data"), "Training data not found", fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err))
+	} else {
+		d.validation(req.WorkDir, &cfg)
 	}
 	cfg.Device = d.device()
 	cfg.Compile = cfg.Compile && cfg.Device != deviceCPU // CPU ranks run eagerly

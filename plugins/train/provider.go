@@ -53,6 +53,9 @@ var common = map[string]*api.Attribute{
 	"checkpoint_every": {Type: cty.Number, Description: "steps between checkpoints"},
 	"framework":        {Type: cty.String, Description: "how the estimator sizes the stage: gpuflow (the default, this trainer, which apply runs), gpuflow-eager (the same without torch.compile), or, to size a job for another framework, megatron, fsdp2 or pytorch-eager: such a stage plans with a warning and apply refuses it"},
 	"global_batch":     {Type: cty.Number, Description: "sequences per optimizer step, for layout = \"auto\" (a layout block sets its own)"},
+	"valid_data":       {Type: cty.DynamicPseudoType, Description: "validation shards, as data takes them (a data_prep stage's outputs.valid, say); by default the valid split that the data_prep stage wrote beside the training shards, if it wrote one"},
+	"eval_every":       {Type: cty.Number, Description: "steps between validations; the last step is always validated"},
+	"eval_batches":     {Type: cty.Number, Description: "global batches each validation reads, in order (default 8); a smaller validation set is read whole"},
 	"device":           {Type: cty.String, Description: "cuda (the default), or cpu: every rank on this machine's CPU cores over gloo in fp32, a smoke test at toy size"},
 }
 

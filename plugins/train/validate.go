@@ -49,7 +49,7 @@ func validate(stageType string, c cty.Value) api.Diagnostics {
 	if !steps.IsNull() && !tokens.IsNull() {
 		bad("train_tokens", "Two training budgets", "Set steps or train_tokens, not both.")
 	}
-	for _, attr := range []string{"steps", "train_tokens", "lr", "checkpoint_every"} {
+	for _, attr := range []string{"steps", "train_tokens", "lr", "checkpoint_every", "eval_every", "eval_batches"} {
 		if v := known(c, attr); !v.IsNull() && v.AsBigFloat().Sign() <= 0 {
 			bad(attr, "Invalid "+attr, attr+" must be greater than zero.")
 		}

@@ -1,0 +1,103 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
+)
+
+// defaultEvalBatches is how many global batches a validation reads when
+// eval_batches is not set.
+const defaultEvalBatches = 8
+
+// validSplit is the split a data_prep stage writes for validation, and
+// dataprepManifest the file in its output folder that lists the shards of
+// every split.
+const (
+	validSplit       = "valid"
+	dataprepManifest = "manifest.json"
+)
+
+// validation sets what the trainer validates on and how often: valid_data
+// when given, else the valid split that the data_prep stage wrote beside
+// the training shards. A stage with neither trains without validation.
+func (d *decoder) validation(workDir string, cfg *runConfig) {
+	cfg.EvalEvery = int64(d.number("eval_every", 0))
+	cfg.EvalBatches = int64(d.number("eval_batches", defaultEvalBatches))
+	if v := known(d.c, "valid_data"); !v.IsNull() {
+		prefixes, err := dataPrefixes(v, workDir)
+		if err != nil {
+			d.fail(cty.GetAttrPath("valid_data"), "Validation data not found", fmt.Sprintf("The valid_data argument cannot be read as Megatron shards: %s.", err))
+		}
+		cfg.ValidData = prefixes
+		return
+	}
+	prefixes, err := splitBeside(cfg.Data, validSplit)
+	if err != nil {
+		d.fail(cty.GetAttrPath("data"), "Cannot read the validation split", fmt.Sprintf("%s. Set valid_data to the validation shards.", err))
+		return
+	}
+	cfg.ValidData = prefixes
+	if len(prefixes) == 0 && cfg.EvalEvery > 0 {
+		d.diags = append(d.diags, api.Diagnostic{Severity: api.Warning, Summary: "No validation data", Path: cty.GetAttrPath("eval_every"),
+			Detail: "eval_every is set, but no valid split was found beside the training shards (their data_prep stage wrote none, or the data are not a data_prep stage's), so the stage trains without validation. Give the data_prep stage a split { valid = ... }, or set valid_data."})
+	}
+}
+
+// manifestSplits is the part of a data_prep manifest that names each
+// group's shards per split, relative to its folder.
+type manifestSplits struct {
+	Groups []struct {
+		Splits map[string]struct {
+			Megatron string `json:"megatron"`
+		} `json:"splits"`
+	} `json:"groups"`
+}
+
+// splitBeside finds the Megatron shards of split in the manifests of the
+// folders that hold the given shards; none where no folder has a manifest.
+func splitBeside(shards []string, split string) ([]string, error) {
+	var dirs, out []string
+	for _, p := range shards {
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	slices.Sort(dirs)
+	for _, dir := range slices.Compact(dirs) {
+		found, err := manifestSplit(dir, split)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	return checkShards(out)
+}
+
+func manifestSplit(dir, split string) ([]string, error) {
+	path := filepath.Join(dir, dataprepManifest)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m manifestSplits
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []string
+	for _, g := range m.Groups {
+		if s, ok := g.Splits[split]; ok && s.Megatron != "" {
+			out = append(out, filepath.Join(dir, s.Megatron))
+		}
+	}
+	return out, nil
+}
