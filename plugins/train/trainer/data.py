@@ -97,3 +97,22 @@ class Batches:
 
     def epochs(self, steps):
         return steps * self.global_batch / self.shards.samples
+
+
+class InOrder:
+    """Validation batches: global batch b holds samples b*global_batch
+    onwards in file order, the same at every validation. There are at most
+    as many batches as cover the set once; the last wraps round to the
+    first samples where the set does not fill it."""
+
+    def __init__(self, shards: TokenShards, global_batch, batches):
+        self.shards = shards
+        self.global_batch = global_batch
+        self.batches = max(1, min(batches, -(-shards.samples // global_batch)))
+
+    def local(self, batch, dp_rank, dp):
+        """The (global_batch/dp, seq_len+1) tokens rank dp_rank validates on
+        in batch `batch`."""
+        per = self.global_batch // dp
+        first = batch * self.global_batch + dp_rank * per
+        return torch.from_numpy(np.stack([self.shards.sample((first + k) % self.shards.samples) for k in range(per)]))

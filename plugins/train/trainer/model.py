@@ -148,7 +148,7 @@ class Block(nn.Module):
         return h + self.feed_forward(self.ffn_norm(h))
 
     def forward(self, x, rope):
-        if self.recompute == "none":
+        if self.recompute == "none" or not torch.is_grad_enabled():  # a validation keeps nothing to recompute
             return self.body(x, rope)
         kwargs = {"context_fn": selective_context} if self.recompute == "selective" else {}
         return checkpoint(self.body, x, rope, use_reentrant=False, **kwargs)

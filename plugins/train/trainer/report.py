@@ -2,11 +2,12 @@
 on stdout, from rank 0 only, each with an "event":
 
   step        step, steps, loss, lr, tokens_per_s, mfu, memory_bytes, step_time_s
+  valid       step, steps, valid_loss, valid_perplexity   (a validation after step)
   log         level, message
   checkpoint  step, path
   error       summary, detail   (a problem the user can act on)
   stopped     step, path        (ended early on SIGTERM, after a checkpoint)
-  result      result: {final_loss, tokens_per_s, mfu, peak_memory_bytes, ...}
+  result      result: {final_loss, tokens_per_s, mfu, peak_memory_bytes, ..., valid_loss, valid_perplexity}
 
 plugins/train/events.go reads them. Anything else on stdout is a log line.
 """

@@ -29,7 +29,8 @@ import model as M
 import models
 import parallel
 import rules
-from data import Batches, DataError, TokenShards
+from board import Board
+from data import Batches, DataError, InOrder, TokenShards
 from lora import adapter_params, add_adapters, freeze_base, is_adapter, merge_into_base
 from stepprofile import StepProfiler
 from report import Reporter, Throughput, TrainerError, lr_at, warmup_steps_to_skip
@@ -40,6 +41,8 @@ BETAS = (0.9, 0.95)
 # every rank before it is split, so its initial weights do not depend on the
 # layout; a larger one is initialised shard by shard.
 WHOLE_INIT_SHARE = 0.25
+# Global batches a validation reads when the config does not say.
+EVAL_BATCHES = 8
 
 
 class Trainer:
@@ -69,12 +72,17 @@ class Trainer:
     def run(self):
         self._signals()
         self._init_distributed()
-        self._load_data()
-        self._build()
-        start, loss = self._restore()
-        if self.tied:
-            self.tied.sync_weights()
-        self._train(start, loss)
+        self.board = Board(self.cfg.get("tensorboard_dir"), self.rank == 0, self.rep)
+        try:
+            self._load_data()
+            self._load_valid()
+            self._build()
+            start, loss = self._restore()
+            if self.tied:
+                self.tied.sync_weights()
+            self._train(start, loss)
+        finally:
+            self.board.close()
 
     def _signals(self):
         signal.signal(signal.SIGTERM, self._on_term)
@@ -131,6 +139,21 @@ class Trainer:
             raise TrainerError("Training data unreadable", str(e)) from e
         self.rep.log(f"{self.batches.shards.samples} samples of {self.args.seq_len + 1} tokens in {len(self.cfg['data'])} shards; "
                      f"{self.cfg['steps']} steps read {self.batches.epochs(self.cfg['steps']):.2f} epochs")
+
+    def _load_valid(self):
+        """The validation set, when the config names one: the first
+        eval_batches global batches of valid_data in file order."""
+        self.valid = None
+        if not self.cfg.get("valid_data"):
+            return
+        try:
+            shards = TokenShards(self.cfg["valid_data"], self.args.seq_len)
+        except DataError as e:
+            raise TrainerError("Validation data unreadable", str(e)) from e
+        self.valid = InOrder(shards, self.layout["global_batch"], self.cfg.get("eval_batches") or EVAL_BATCHES)
+        every = self.cfg.get("eval_every") or 0
+        self.rep.log(f"validation on {self.valid.batches} batches of {self.layout['global_batch']} of its {shards.samples} samples, "
+                     + (f"every {every} steps and at the end" if every else "at the end"))
 
     def _make_model(self, args):
         m = M.Transformer(args)
@@ -246,6 +269,7 @@ class Trainer:
         thr = Throughput(warmup_steps_to_skip(steps - start), tokens_per_step, M.flops_per_token(a, adapters),
                          cfg.get("peak_flops", 0.0), self.world)
         every = cfg.get("checkpoint_every") or 0
+        eval_every = cfg.get("eval_every") or 0
         last = cfg.get("resume_from") or ""
         if not self.cpu:
             torch.cuda.reset_peak_memory_stats(self.device)
@@ -270,21 +294,28 @@ class Trainer:
             k = s + 1
             if not math.isfinite(loss):
                 raise TrainerError("Loss is not finite", f"At step {k} the loss became {loss}. Lower lr, raise warmup_steps, or check the data.")
-            self.rep.emit("step", step=k, steps=steps, loss=loss, lr=lr, tokens_per_s=tokens_per_step / dt,
-                          mfu=thr.mfu(tokens_per_step / dt), memory_bytes=self._allocated(), step_time_s=dt)
+            figures = {"loss": loss, "lr": lr, "tokens_per_s": tokens_per_step / dt, "mfu": thr.mfu(tokens_per_step / dt),
+                       "memory_bytes": self._allocated()}
+            self.rep.emit("step", step=k, steps=steps, step_time_s=dt, **figures)
+            self.board.scalars(k, {"train/" + name: v for name, v in figures.items()})
             if stop:
                 path = self._save(k, loss) if cfg.get("checkpoint", True) else ""
                 self.rep.emit("stopped", step=k, path=path)
                 return
             if every and k % every == 0 and k < steps and cfg.get("checkpoint", True):
                 last = self._save(k, loss)
+            if self.valid and eval_every and k % eval_every == 0 and k < steps:
+                self._validate(k)
         memory = self._memory()
+        validated = self._validate(steps) if self.valid else None
         if cfg.get("checkpoint", True) and start < steps:
             last = self._save(steps, loss)
         result = {"checkpoint": last, "final_loss": loss, "tokens_per_s": thr.tokens_per_s(), "mfu": thr.mfu(),
                   "peak_memory_bytes": max(m[0] for m in memory), "peak_memory_bytes_per_rank": [m[0] for m in memory],
                   "peak_allocated_bytes": max(m[1] for m in memory), "steps": steps, "tokens": steps * tokens_per_step,
                   "resumed_from_step": start, "adapters": "", "merged": ""}
+        if validated:
+            result["valid_loss"], result["valid_perplexity"] = validated
         if self.lora:
             result["adapters"] = self._export_adapters(last)
             if cfg.get("export_peft"):
@@ -309,7 +340,10 @@ class Trainer:
         return c.get("dtype") or c.get("torch_dtype") or "bfloat16"
 
     def _batch(self, step):
-        batch = self.batches.local(step, self.dp_rank, self.layout["dp"])
+        return self._checked(self.batches.local(step, self.dp_rank, self.layout["dp"]))
+
+    def _checked(self, batch):
+        """The batch on this rank's device, once its tokens fit the vocabulary."""
         top = int(batch.max())
         if top >= self.args.vocab:
             raise TrainerError("Token beyond the vocabulary", f"The data holds token id {top}, but the model's vocab is {self.args.vocab}. "
@@ -378,6 +412,80 @@ class Trainer:
         dist.all_reduce(vec)
         loss, stop = vec.tolist()
         return loss / self.layout["dp"], stop > 0
+
+    # -- validation ----------------------------------------------------------
+
+    def _validate(self, step):
+        """The mean loss over the validation batches, forward only and in
+        eval mode (no dropout); reported and returned with its perplexity."""
+        for part in self.parts:
+            part.eval()
+        total = 0.0
+        with torch.no_grad():
+            for b in range(self.valid.batches):
+                total += self._replica_mean(self._eval_loss(self._checked(self.valid.local(b, self.dp_rank, self.layout["dp"]))))
+        for part in self.parts:
+            part.train()
+        loss = total / self.valid.batches
+        perplexity = math.exp(min(loss, 700.0))
+        self.rep.emit("valid", step=step, steps=self.cfg["steps"], valid_loss=loss, valid_perplexity=perplexity)
+        self.board.scalars(step, {"valid/loss": loss, "valid/perplexity": perplexity})
+        return loss, perplexity
+
+    def _eval_loss(self, batch):
+        """This rank's mean loss over the batch's micro-batches; zero where
+        this rank holds no last pipeline stage."""
+        inputs, labels = batch[:, :-1].contiguous(), batch[:, 1:].contiguous()
+        micro = self.layout["micro_batch"]
+        total = torch.zeros((), device=self.device)
+        for m in range(self.accum):
+            rows = slice(m * micro, (m + 1) * micro)
+            logits = self._pipeline_forward(inputs[rows]) if self.layout["pp"] > 1 else self.parts[0](inputs[rows])
+            if logits is not None:
+                total += parallel.cross_entropy(logits, labels[rows]).float()
+        return total / self.accum
+
+    def _pipeline_forward(self, tokens):
+        """One micro-batch through every model chunk in order, forward only:
+        each rank runs the chunks it holds and passes the activations on to
+        the rank of the next chunk. The rank of the last chunk returns the
+        logits, the others None."""
+        pp, group = self.layout["pp"], self.mesh["pp"].get_group()
+        h, logits = tokens, None
+        for s in range(self.stages):
+            if s % pp != self.pp_rank:
+                continue
+            if s > 0:
+                h = self._recv_activation(dist.get_global_rank(group, (s - 1) % pp), group)
+            out = self.parts[self.stage_ids.index(s)](h)
+            if s == self.stages - 1:
+                logits = out
+            else:
+                self._send_activation(out, dist.get_global_rank(group, (s + 1) % pp), group)
+        return logits
+
+    def _send_activation(self, out, dst, group):
+        """Sends the shape, then the activations in fp32 (the next chunk
+        casts them back to its compute precision)."""
+        out = out.detach().float().contiguous()
+        dist.send(torch.tensor(out.shape, dtype=torch.int64, device=self.device), dst, group=group)
+        dist.send(out, dst, group=group)
+
+    def _recv_activation(self, src, group):
+        shape = torch.empty(3, dtype=torch.int64, device=self.device)
+        dist.recv(shape, src, group=group)
+        h = torch.empty(shape.tolist(), dtype=torch.float32, device=self.device)
+        dist.recv(h, src, group=group)
+        return h
+
+    def _replica_mean(self, local):
+        """A loss every rank computed part of, on every rank: each
+        data-parallel replica's last stage counted once, averaged over the
+        replicas."""
+        mine = local if (self.has_last and self.tp_rank == 0) else torch.zeros((), device=self.device)
+        total = mine.float().reshape(()).clone()
+        dist.all_reduce(total)
+        return total.item() / self.layout["dp"]
 
     def _allocated(self):
         return 0 if self.cpu else torch.cuda.max_memory_allocated(self.device)

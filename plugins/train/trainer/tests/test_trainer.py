@@ -77,6 +77,17 @@ class DataTest(unittest.TestCase):
         again = D.Batches(D.TokenShards([self.dir + "/a"], 64), 8, seed=3)
         self.assertTrue(torch.equal(whole, again.local(50, 0, 1)), "a resumed run reads what an uninterrupted one did")
 
+    def test_validation_batches_in_file_order(self):
+        shards = D.TokenShards([self.dir + "/a"], 64)  # 78 samples
+        b = D.InOrder(shards, 8, 100)
+        self.assertEqual(b.batches, 10, "as many batches as cover the set once")
+        self.assertEqual(D.InOrder(shards, 8, 3).batches, 3)
+        np.testing.assert_array_equal(b.local(1, 0, 1)[0].numpy(), shards.sample(8))
+        last = b.local(9, 0, 1)
+        np.testing.assert_array_equal(last[-1].numpy(), shards.sample(1), "the last batch wraps round to the first samples")
+        self.assertTrue(torch.equal(last, torch.cat([b.local(9, r, 2) for r in range(2)])))
+        self.assertTrue(torch.equal(b.local(4, 1, 2), D.InOrder(shards, 8, 100).local(4, 1, 2)), "the same at every validation")
+
     def test_bad_index(self):
         with open(self.dir + "/bad.idx", "wb") as f:
             f.write(b"not an index at all")
@@ -262,6 +273,53 @@ def tiny_config(work, **over):
     return cfg
 
 
+def valid_events(events):
+    return {e["step"]: e["valid_loss"] for e in events if e["event"] == "valid"}
+
+
+class ValidationLayoutsTest(unittest.TestCase):
+    """The validation loss of the same two steps under each layout, on CPU
+    ranks over gloo: data parallelism averages over replicas, tensor
+    parallelism counts each replica once, a pipeline's last stage computes
+    it from activations passed through every stage."""
+
+    def test_every_layout_validates_alike(self):
+        from concurrent.futures import ThreadPoolExecutor
+        work = tempfile.mkdtemp()
+        docs = markov_docs(512, 48, 400, 2)
+        write_shard(work + "/data", docs[:40])
+        write_shard(work + "/valid", docs[40:])
+        layouts = {"single": {}, "dp2": {"dp": 2}, "tp2": {"tp": 2}, "pp2": {"pp": 2}}
+
+        def run(name):
+            cfg = tiny_config(work, device="cpu", steps=2, checkpoint=False, checkpoint_dir=f"{work}/{name}/ckpt",
+                              valid_data=[work + "/valid"], eval_every=1, eval_batches=2)
+            cfg["layout"] = dict(cfg["layout"], **layouts[name])
+            return torchrun(cfg, nproc=max(cfg["layout"][k] for k in ("tp", "pp", "dp")))
+
+        with ThreadPoolExecutor(len(layouts)) as pool:
+            events = dict(zip(layouts, pool.map(run, layouts)))
+        want = valid_events(events["single"])
+        self.assertEqual(sorted(want), [1, 2])
+        self.assertTrue(4.0 < want[1] < 7.0, want)  # near ln(512) = 6.24 after one step
+        for name, evs in events.items():
+            got = valid_events(evs)
+            self.assertEqual(sorted(got), [1, 2], name)
+            for step in got:
+                self.assertAlmostEqual(got[step], want[step], delta=1e-3 * want[step], msg=f"{name} at step {step}")
+            result = next(e["result"] for e in evs if e["event"] == "result")
+            self.assertEqual(result["valid_loss"], got[2], name)
+            self.assertAlmostEqual(result["valid_perplexity"], math.exp(got[2]), delta=1e-6 * result["valid_perplexity"])
+
+
+def has_tensorboard():
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @unittest.skipUnless(GPU, "needs a GPU")
 class EndToEndTest(unittest.TestCase):
     """One GPU, through torchrun: checkpoints, resume, LoRA and merge."""
@@ -314,6 +372,33 @@ class EndToEndTest(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(result["merged"], "gpuflow.json")))
         from safetensors.torch import load_file
         self.assertTrue(all(L.is_adapter(k) for k in load_file(result["adapters"])))
+
+    @unittest.skipUnless(has_tensorboard(), "needs the tensorboard package to read the event files back")
+    def test_validation_and_tensorboard(self):
+        # Held-out documents of the same Markov chain as the training data.
+        write_shard(self.work + "/valid", markov_docs(512, 48, 400, 2)[40:])
+        board = self.work + "/board"
+        events = torchrun(tiny_config(self.work, checkpoint_dir=self.work + "/validated/ckpt", valid_data=[self.work + "/valid"],
+                                      eval_every=2, tensorboard_dir=board))
+        valid = valid_events(events)
+        self.assertEqual(sorted(valid), [2, 4, 6])
+        self.assertLess(valid[6], valid[2])
+        result = next(e["result"] for e in events if e["event"] == "result")
+        self.assertEqual(result["valid_loss"], valid[6])
+        self.assertAlmostEqual(result["valid_perplexity"], math.exp(valid[6]), delta=1e-6 * result["valid_perplexity"])
+
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+        acc = EventAccumulator(board)
+        acc.Reload()
+        tags = set(acc.Tags()["scalars"])
+        for tag in ("train/loss", "train/lr", "train/tokens_per_s", "train/mfu", "train/memory_bytes", "valid/loss", "valid/perplexity"):
+            self.assertIn(tag, tags)
+        read = lambda tag: {e.step: e.value for e in acc.Scalars(tag)}
+        for step, loss in self.losses(events).items():
+            self.assertAlmostEqual(read("train/loss")[step], loss, delta=1e-5 * loss)
+        self.assertEqual(sorted(read("valid/loss")), [2, 4, 6])
+        for step, loss in valid.items():
+            self.assertAlmostEqual(read("valid/loss")[step], loss, delta=1e-5 * loss)
 
 
 if __name__ == "__main__":
