@@ -166,7 +166,8 @@ stage "data_prep" "finetune_text" {
   output_dir = "data/lab-finetune"
 
   split {
-    train = 1
+    train = 0.9
+    valid = 0.1
   }
 }
 
@@ -185,6 +186,8 @@ stage "pretrain" "small" {
   weight_decay     = 0.1
   seed             = 1
   checkpoint_every = 100
+  # The loss on the corpus's valid split, a sixth of a second each time.
+  eval_every = 25
 }
 
 stage "finetune" "small_lora" {
@@ -205,6 +208,7 @@ stage "finetune" "small_lora" {
   lr           = 1e-4
   warmup_steps = 10
   seed         = 1
+  eval_every   = 25
 }
 
 # Loss and perplexity of the two models on the fine-tune text, the one the
