@@ -78,14 +78,15 @@ func figureTable(f Figure) Table {
 	return linesTable(f)
 }
 
-// linesTable has a row per X of the first series and a column per series,
-// thinned to maxRows rows.
+// linesTable has a row per X of the series with the fewest points (a loss
+// figure's validations, say), thinned to maxRows rows, and a column per
+// series with its value at that X.
 func linesTable(f Figure) Table {
 	t := Table{Title: f.Title + " (" + f.YLabel + ")", Header: []string{f.XLabel}}
 	for _, s := range f.Series {
 		t.Header = append(t.Header, s.Name)
 	}
-	xs := f.Series[0].X
+	xs := sparsest(f.Series).X
 	every := max(1, (len(xs)+maxRows-2)/(maxRows-1))
 	for i := range xs {
 		if i%every != 0 && i != len(xs)-1 {
@@ -97,19 +98,36 @@ func linesTable(f Figure) Table {
 		}
 		row := []string{x}
 		for _, s := range f.Series {
-			row = append(row, cell(s, i))
+			row = append(row, valueAt(s, xs[i]))
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	if every > 1 {
-		t.Title += fmt.Sprintf(", every %d steps", every)
+	switch {
+	case every > 1 && f.XBytes:
+		t.Title += fmt.Sprintf(", every %d sizes", every)
+	case every > 1:
+		t.Title += fmt.Sprintf(", every %d steps", int(xs[every]-xs[0]))
 	}
 	return t
 }
 
-func cell(s Series, i int) string {
-	if i < len(s.Y) {
-		return num(s.Y[i])
+// sparsest is the first of the series with the fewest points.
+func sparsest(series []Series) Series {
+	out := series[0]
+	for _, s := range series[1:] {
+		if len(s.X) < len(out.X) {
+			out = s
+		}
+	}
+	return out
+}
+
+// valueAt is the series' value at x, empty where it has none.
+func valueAt(s Series, x float64) string {
+	for i, sx := range s.X {
+		if sx == x && i < len(s.Y) {
+			return num(s.Y[i])
+		}
 	}
 	return ""
 }

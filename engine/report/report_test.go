@@ -81,3 +81,17 @@ func TestLabHTMLCharts(t *testing.T) {
 		}
 	}
 }
+
+// TestLinesTableAlignsSeriesBySteps: a loss figure's table has a row per
+// validation, each series' value at that step beside the others.
+func TestLinesTableAlignsSeriesBySteps(t *testing.T) {
+	f := Figure{Title: "Loss per step", XLabel: "step", YLabel: "loss", Series: []Series{
+		{Name: "loss", X: []float64{1, 2, 3, 4}, Y: []float64{4, 3, 2, 1}},
+		{Name: "valid_loss", X: []float64{2, 4}, Y: []float64{3.5, 1.5}},
+	}}
+	want := Table{Title: "Loss per step (loss)", Header: []string{"step", "loss", "valid_loss"},
+		Rows: [][]string{{"2", num(3), num(3.5)}, {"4", num(1), num(1.5)}}}
+	if diff := cmp.Diff(want, linesTable(f)); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+}
