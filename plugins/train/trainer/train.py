@@ -442,7 +442,7 @@ class Trainer:
             rows = slice(m * micro, (m + 1) * micro)
             logits = self._pipeline_forward(inputs[rows]) if self.layout["pp"] > 1 else self.parts[0](inputs[rows])
             if logits is not None:
-                total += parallel.cross_entropy(logits, labels[rows]).float()
+                total += self.loss_fn(logits, labels[rows]).float()  # compiled as in training: no fp32 copy of the logits
         return total / self.accum
 
     def _pipeline_forward(self, tokens):
