@@ -186,7 +186,7 @@ stage "pretrain" "small" {
   weight_decay     = 0.1
   seed             = 1
   checkpoint_every = 100
-  # The loss on the corpus's valid split, a sixth of a second each time.
+  # The loss on the corpus's valid split every 25 steps and at the end.
   eval_every = 25
 }
 
