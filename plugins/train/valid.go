@@ -52,6 +52,19 @@ func (d *decoder) validation(workDir string, cfg *runConfig) {
 	}
 }
 
+// validateEval: eval_every and eval_batches count steps and batches, so
+// they are whole numbers (validate checks that they are above zero).
+func validateEval(c cty.Value) api.Diagnostics {
+	var diags api.Diagnostics
+	for _, attr := range []string{"eval_every", "eval_batches"} {
+		if v := known(c, attr); !v.IsNull() && v.Type() == cty.Number && !v.AsBigFloat().IsInt() {
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid " + attr, Path: cty.GetAttrPath(attr),
+				Detail: fmt.Sprintf("%s must be a whole number, such as %s.", attr, v.AsBigFloat().Text('f', 0))})
+		}
+	}
+	return diags
+}
+
 // manifestSplits is the part of a data_prep manifest that names each
 // group's shards per split, relative to its folder.
 type manifestSplits struct {

@@ -124,3 +124,26 @@ func TestApplyValidates(t *testing.T) {
 		t.Errorf("outputs (-want +got):\n%s", diff)
 	}
 }
+
+func TestValidateEval(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		attrs map[string]cty.Value
+		want  []string
+	}{
+		"whole numbers":    {attrs: map[string]cty.Value{"eval_every": n(25), "eval_batches": n(4)}},
+		"a fraction":       {attrs: map[string]cty.Value{"eval_every": cty.NumberFloatVal(2.5)}, want: []string{"Invalid eval_every"}},
+		"zero batches":     {attrs: map[string]cty.Value{"eval_batches": n(0)}, want: []string{"Invalid eval_batches"}},
+		"negative cadence": {attrs: map[string]cty.Value{"eval_every": n(-1)}, want: []string{"Invalid eval_every"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			body := defaultBody(cty.StringVal("data/train_00000"))
+			body.extraAttrs = tc.attrs
+			if diff := cmp.Diff(tc.want, summaries(validate("pretrain", body.value()))); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
