@@ -421,7 +421,7 @@ class Trainer:
         for part in self.parts:
             part.eval()
         total = 0.0
-        with torch.no_grad():
+        with torch.no_grad(), parallel.loss_context(self.layout["tp"]):
             for b in range(self.valid.batches):
                 total += self._replica_mean(self._eval_loss(self._checked(self.valid.local(b, self.dp_rank, self.layout["dp"]))))
         for part in self.parts:
@@ -442,7 +442,7 @@ class Trainer:
             rows = slice(m * micro, (m + 1) * micro)
             logits = self._pipeline_forward(inputs[rows]) if self.layout["pp"] > 1 else self.parts[0](inputs[rows])
             if logits is not None:
-                total += self.loss_fn(logits, labels[rows]).float()  # compiled as in training: no fp32 copy of the logits
+                total += self.loss_fn(logits, labels[rows]).float()  # as in training: compiled, or split over the vocabulary
         return total / self.accum
 
     def _pipeline_forward(self, tokens):
