@@ -313,11 +313,8 @@ class ValidationLayoutsTest(unittest.TestCase):
 
 
 def has_tensorboard():
-    try:
-        import tensorboard  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+    return importlib.util.find_spec("tensorboard") is not None
 
 
 @unittest.skipUnless(GPU, "needs a GPU")
