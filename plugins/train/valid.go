@@ -52,9 +52,9 @@ func (d *decoder) validation(workDir string, cfg *runConfig) {
 	}
 }
 
-// validateEval: eval_every and eval_batches count steps and batches, so
+// validateValidationCounts: eval_every and eval_batches count steps and batches, so
 // they are whole numbers (validate checks that they are above zero).
-func validateEval(c cty.Value) api.Diagnostics {
+func validateValidationCounts(c cty.Value) api.Diagnostics {
 	var diags api.Diagnostics
 	for _, attr := range []string{"eval_every", "eval_batches"} {
 		if v := known(c, attr); !v.IsNull() && v.Type() == cty.Number && !v.AsBigFloat().IsInt() {

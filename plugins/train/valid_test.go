@@ -125,7 +125,7 @@ func TestApplyValidates(t *testing.T) {
 	}
 }
 
-func TestValidateEval(t *testing.T) {
+func TestValidateValidationCounts(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		attrs map[string]cty.Value

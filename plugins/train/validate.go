@@ -68,7 +68,7 @@ func validate(stageType string, c cty.Value) api.Diagnostics {
 	if v := known(c, "device"); !v.IsNull() && v.AsString() != deviceCUDA && v.AsString() != deviceCPU {
 		bad("device", "Unknown device", fmt.Sprintf("device %q is not %q or %q.", v.AsString(), deviceCUDA, deviceCPU))
 	}
-	diags = append(diags, validateEval(c)...)
+	diags = append(diags, validateValidationCounts(c)...)
 	if stageType == "finetune" {
 		diags = append(diags, validateLoRA(c.GetAttr("lora"))...)
 	}
