@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpuflow/gpuflow/plugins/api"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/bpe"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/chat"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/pipeline"
 	"github.com/gpuflow/gpuflow/plugins/sdk"
@@ -110,11 +111,21 @@ func pipelineConfig(req *api.ApplyRequest, cfg config) (pipeline.Config, api.Dia
 	if cfg.Tokenizer.ParseSpecial != nil {
 		parseSpecial = *cfg.Tokenizer.ParseSpecial
 	}
+	var chatCfg *pipeline.Chat
+	if cfg.Format == input.FormatChat {
+		if cfg.Tokenizer.BOS == nil {
+			bos = "" // the chat template writes the BOS where the model wants it
+		}
+		var d api.Diagnostics
+		chatCfg, d = chatConfig(workDir, cfg, tok)
+		diags = append(diags, d...)
+	}
 	return pipeline.Config{
 		Files:        files,
 		Decoder:      dec,
 		Tokenizer:    tok,
 		TokenizerID:  tokID,
+		Chat:         chatCfg,
 		ParseSpecial: parseSpecial,
 		BOS:          bos,
 		EOS:          eos,
@@ -137,8 +148,43 @@ func newDecoder(cfg config) (*input.Decoder, error) {
 		return input.NewTextDecoder(), nil
 	case input.FormatParquet:
 		return input.NewParquetDecoder(cfg.TextField)
+	case input.FormatChat:
+		return input.NewChatDecoder(), nil
 	}
 	return input.NewJSONLDecoder(cfg.TextField)
+}
+
+// chatConfig loads the chat template: the file chat_template names, else
+// chat_template.jinja beside the tokenizer, else the tokenizer_config.json
+// beside it.
+func chatConfig(workDir string, cfg config, tok *bpe.Tokenizer) (*pipeline.Chat, api.Diagnostics) {
+	path, attr := chatTemplatePath(workDir, cfg)
+	fail := func(summary, detail string) (*pipeline.Chat, api.Diagnostics) {
+		return nil, api.Diagnostics{{Severity: api.Error, Summary: summary, Detail: detail, Path: attr}}
+	}
+	tmpl, err := chat.Load(path, tok.DefaultBOS(), tok.DefaultEOS())
+	if err != nil {
+		return fail("Cannot load the chat template", err.Error()+`. Name the model's tokenizer_config.json (with its "chat_template") or chat_template.jinja in chat_template.`)
+	}
+	id, err := fileHash(path)
+	if err != nil {
+		return fail("Cannot read the chat template", err.Error())
+	}
+	return &pipeline.Chat{Template: tmpl, TrainOn: cfg.TrainOn, TemplateID: id}, nil
+}
+
+// chatTemplatePath is the chat template's file and the attribute a problem
+// with it is reported at.
+func chatTemplatePath(workDir string, cfg config) (string, cty.Path) {
+	if cfg.ChatTemplate != "" {
+		return resolve(workDir, cfg.ChatTemplate), cty.GetAttrPath("chat_template")
+	}
+	dir := filepath.Dir(resolve(workDir, cfg.Tokenizer.Path))
+	path := filepath.Join(dir, "chat_template.jinja")
+	if _, err := os.Stat(path); err != nil {
+		path = filepath.Join(dir, "tokenizer_config.json")
+	}
+	return path, cty.GetAttrPath("tokenizer").GetAttr("path")
 }
 
 func fileHash(path string) (string, error) {
@@ -174,8 +220,12 @@ func report(sink api.EventSink, res *pipeline.Result, seconds float64, dir strin
 	if res.Resumed > 0 {
 		resumed = fmt.Sprintf(" (%d of %d shard groups were already done)", res.Resumed, res.Groups)
 	}
-	logf(sink, "info", "%d documents, %d tokens, %d bytes written, %d records skipped%s",
-		res.Documents, res.Tokens, res.Bytes, res.Skipped, resumed)
+	trained := ""
+	if res.TrainedTokens > 0 {
+		trained = fmt.Sprintf(" (%d of them trained)", res.TrainedTokens)
+	}
+	logf(sink, "info", "%d documents, %d tokens%s, %d bytes written, %d records skipped%s",
+		res.Documents, res.Tokens, trained, res.Bytes, res.Skipped, resumed)
 	for _, m := range []api.Metric{
 		{Name: "documents", Value: float64(res.Documents)},
 		{Name: "tokens", Value: float64(res.Tokens)},
@@ -212,12 +262,14 @@ func outputs(res *pipeline.Result, dir string, formats []string) map[string]cty.
 			paths = s.Megatron
 		}
 		out[name] = cty.ObjectVal(map[string]cty.Value{
-			"paths":     stringsVal(paths),
-			"megatron":  stringsVal(s.Megatron),
-			"npy":       stringsVal(s.Npy),
-			"documents": cty.NumberIntVal(s.Documents),
-			"tokens":    cty.NumberIntVal(s.Tokens),
-			"bytes":     cty.NumberIntVal(s.Bytes),
+			"paths":          stringsVal(paths),
+			"megatron":       stringsVal(s.Megatron),
+			"npy":            stringsVal(s.Npy),
+			"masks":          stringsVal(s.Masks),
+			"documents":      cty.NumberIntVal(s.Documents),
+			"tokens":         cty.NumberIntVal(s.Tokens),
+			"trained_tokens": cty.NumberIntVal(s.TrainedTokens),
+			"bytes":          cty.NumberIntVal(s.Bytes),
 		})
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuflow/gpuflow/plugins/api"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/bpe"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/chat"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/pipeline"
 )
@@ -20,10 +21,14 @@ import (
 type config struct {
 	Inputs []string
 	// DatasetSplit picks the split of a Hugging Face dataset snapshot.
-	DatasetSplit  string
-	Format        input.Format
-	TextField     string
-	Template      string
+	DatasetSplit string
+	Format       input.Format
+	TextField    string
+	Template     string
+	// ChatTemplate is the chat template's file for format "chat" ("" for
+	// the one beside the tokenizer); TrainOn says what the loss masks mark.
+	ChatTemplate  string
+	TrainOn       string
 	Tokenizer     tokenizerConfig
 	OutputDir     string
 	OutputFormats []string
@@ -49,6 +54,7 @@ func defaultConfig() config {
 		Format:        input.FormatJSONL,
 		DatasetSplit:  "train",
 		TextField:     "text",
+		TrainOn:       chat.TrainAssistant,
 		OutputFormats: []string{pipeline.FormatMegatron},
 		Split:         map[string]float64{"train": 0.99, "valid": 0.01},
 		ShardTokens:   pipeline.DefaultShardTokens,
@@ -134,13 +140,14 @@ func stringList(v cty.Value) []string {
 func (d *decoder) decodeFormat(v cty.Value, cfg *config) {
 	if s := v.GetAttr("format"); known(s) {
 		switch f := input.Format(s.AsString()); f {
-		case input.FormatJSONL, input.FormatTemplate, input.FormatText, input.FormatParquet:
+		case input.FormatJSONL, input.FormatTemplate, input.FormatText, input.FormatParquet, input.FormatChat:
 			cfg.Format = f
 		default:
-			d.errorf(cty.GetAttrPath("format"), "Unsupported format", `format is "jsonl" (a text field per JSON line), "parquet" (a text column per row), "template" (each JSON line rendered through template) or "text" (each file one document), not %q.`, f)
+			d.errorf(cty.GetAttrPath("format"), "Unsupported format", `format is "jsonl" (a text field per JSON line), "parquet" (a text column per row), "template" (each JSON line rendered through template), "chat" (a conversation per JSON line, rendered by the model's chat template) or "text" (each file one document), not %q.`, f)
 			return
 		}
 	}
+	d.decodeChat(v, cfg)
 	if s := v.GetAttr("text_field"); known(s) {
 		cfg.TextField = s.AsString()
 		if cfg.TextField == "" {
@@ -162,6 +169,33 @@ func (d *decoder) decodeFormat(v cty.Value, cfg *config) {
 		d.errorf(cty.GetAttrPath("format"), "Missing template", `format = "template" renders each record through template; set template, e.g. template = "{{.prompt}} {{.answer}}".`)
 	case cfg.Format != input.FormatTemplate && !tmpl.IsNull():
 		d.errorf(cty.GetAttrPath("template"), "Template unused", `template applies only with format = "template"; the format here is %q.`, cfg.Format)
+	}
+}
+
+// decodeChat reads the arguments of format "chat", which no other format
+// takes.
+func (d *decoder) decodeChat(v cty.Value, cfg *config) {
+	if s := v.GetAttr("train_on"); known(s) {
+		switch t := s.AsString(); t {
+		case chat.TrainAssistant, chat.TrainLastAssistant, chat.TrainAll:
+			cfg.TrainOn = t
+		default:
+			d.errorf(cty.GetAttrPath("train_on"), "Unsupported train_on", `train_on is "assistant" (every assistant message), "last_assistant" (the last one) or "all" (every token), not %q.`, t)
+		}
+	}
+	if s := v.GetAttr("chat_template"); known(s) {
+		cfg.ChatTemplate = s.AsString()
+		if cfg.ChatTemplate == "" {
+			d.errorf(cty.GetAttrPath("chat_template"), "Empty chat_template", "Name a tokenizer_config.json or a chat_template.jinja, or leave chat_template out to use the one beside the tokenizer.")
+		}
+	}
+	if !v.GetAttr("format").IsKnown() || cfg.Format == input.FormatChat {
+		return
+	}
+	for _, name := range []string{"train_on", "chat_template"} {
+		if a := v.GetAttr(name); a.IsKnown() && !a.IsNull() {
+			d.errorf(cty.GetAttrPath(name), "Argument unused", `%s applies only with format = "chat"; the format here is %q.`, name, cfg.Format)
+		}
 	}
 }
 

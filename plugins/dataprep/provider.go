@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuflow/gpuflow/plugins/api"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/bpe"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/chat"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
 	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
@@ -44,7 +45,25 @@ func (p *Provider) ValidateStage(_ context.Context, req *api.StageRequest) (api.
 	if diags.HasErrors() || !req.Config.IsKnown() || req.Config.IsNull() {
 		return diags, nil
 	}
-	return append(diags, checkTokenizer(req, cfg)...), nil
+	diags = append(diags, checkTokenizer(req, cfg)...)
+	return append(diags, checkChatTemplate(req, cfg)...), nil
+}
+
+// checkChatTemplate compiles the chat template of format "chat" where its
+// file exists already.
+func checkChatTemplate(req *api.StageRequest, cfg config) api.Diagnostics {
+	if cfg.Format != input.FormatChat || !req.Config.GetAttr("tokenizer").IsWhollyKnown() || !req.Config.GetAttr("chat_template").IsKnown() {
+		return nil
+	}
+	path, attr := chatTemplatePath(req.WorkDir, cfg)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	if _, err := chat.Load(path, "", ""); err != nil {
+		return api.Diagnostics{{Severity: api.Error, Summary: "Cannot load the chat template", Path: attr,
+			Detail: err.Error() + `. Name the model's tokenizer_config.json (with its "chat_template") or chat_template.jinja in chat_template.`}}
+	}
+	return nil
 }
 
 // checkTokenizer loads the tokenizer a known path names. A file that does
@@ -120,8 +139,20 @@ func describeFormat(cfg config) string {
 		return "jsonl rendered through template"
 	case input.FormatParquet:
 		return fmt.Sprintf("parquet, text in column %q", cfg.TextField)
+	case input.FormatChat:
+		return fmt.Sprintf("chat records rendered by the model's chat template, loss on %s", describeTrainOn(cfg.TrainOn))
 	}
 	return "plain text, one document per file"
+}
+
+func describeTrainOn(trainOn string) string {
+	switch trainOn {
+	case chat.TrainAll:
+		return "every token"
+	case chat.TrainLastAssistant:
+		return "the last assistant message"
+	}
+	return "assistant messages"
 }
 
 // ApplyStage implements api.Provider.

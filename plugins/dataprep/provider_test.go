@@ -91,6 +91,14 @@ func TestValidate(t *testing.T) {
 		"no inputs":      {body: `inputs = []  output_dir = "o"  ` + tok, want: []diagSummary{{"No inputs", "inputs"}}},
 		"bad tokenizer": {body: `inputs = ["a"]  output_dir = "o"  tokenizer {  type = "hf"  path = "testdata/bad/wordpiece.tokenizer.json"  }`,
 			want: []diagSummary{{"Cannot load the tokenizer", "tokenizer.path"}}},
+		"chat":                 {body: `inputs = ["a"]  output_dir = "o"  format = "chat"  train_on = "last_assistant"  ` + tok},
+		"bad train_on":         {body: `inputs = ["a"]  output_dir = "o"  format = "chat"  train_on = "completion"  ` + tok, want: []diagSummary{{"Unsupported train_on", "train_on"}}},
+		"unused train_on":      {body: `inputs = ["a"]  output_dir = "o"  train_on = "all"  ` + tok, want: []diagSummary{{"Argument unused", "train_on"}}},
+		"unused chat_template": {body: `inputs = ["a"]  output_dir = "o"  format = "jsonl"  chat_template = "t.jinja"  ` + tok, want: []diagSummary{{"Argument unused", "chat_template"}}},
+		"bad chat template": {body: `inputs = ["a"]  output_dir = "o"  format = "chat"  chat_template = "testdata/bad/unclosed.jinja"  ` + tok,
+			want: []diagSummary{{"Cannot load the chat template", "chat_template"}}},
+		"no chat template": {body: `inputs = ["a"]  output_dir = "o"  format = "chat"  tokenizer {  type = "hf"  path = "testdata/bad/wordpiece.tokenizer.json"  }  chat_template = "testdata/bad/wordpiece.tokenizer.json"`,
+			want: []diagSummary{{"Cannot load the tokenizer", "tokenizer.path"}, {"Cannot load the chat template", "chat_template"}}},
 		"good tokenizer": {body: `inputs = ["a"]  output_dir = "o"  tokenizer {  type = "hf"  path = "bpe/testdata/vocab/gpt4o.tokenizer.json.gz"  }`},
 	}
 	p := New()
@@ -264,5 +272,74 @@ func TestApplyWarnsOfEmptySplit(t *testing.T) {
 	got := summarize(resp.Diagnostics)
 	if len(got) != 1 || got[0].Summary != "Empty split" || resp.Diagnostics[0].Severity != api.Warning || resp.Diagnostics.HasErrors() {
 		t.Errorf("diagnostics %+v, want one Empty split warning", resp.Diagnostics)
+	}
+}
+
+// TestApplyChat prepares chat records with a chat_template.jinja found
+// beside the tokenizer: the outputs name the loss masks and count the
+// trained tokens, and a bad record is skipped and counted.
+func TestApplyChat(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tokDir := filepath.Join(dir, "tok")
+	os.Mkdir(tokDir, 0o755)
+	vocab, err := os.ReadFile(vocabPath(t, "gpt4o.tokenizer.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tokDir, "tokenizer.json.gz"), vocab, 0o644)
+	os.WriteFile(filepath.Join(tokDir, "chat_template.jinja"), []byte(
+		"{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"), 0o644)
+	writeLines(t, filepath.Join(dir, "chat.jsonl"),
+		`{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello!"}]}`,
+		`{"messages":[{"role":"user","content":"Hi"}]}`,
+		`{"conversations":[{"from":"human","value":"Name a prime."},{"from":"gpt","value":"7"}]}`)
+	body := `
+inputs   = ["chat.jsonl"]
+format   = "chat"
+on_error = "skip"
+tokenizer {
+  type = "hf"
+  path = "tok/tokenizer.json.gz"
+  eos  = "<|endoftext|>"
+}
+output_dir = "out"
+split {
+  train = 1
+}
+`
+	resp, err := New().ApplyStage(context.Background(), &api.ApplyRequest{
+		StageRequest: api.StageRequest{Type: StageType, Name: "x", Config: decodeBody(t, body), WorkDir: dir},
+	}, &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Diagnostics.HasErrors() {
+		t.Fatalf("diagnostics: %+v", resp.Diagnostics)
+	}
+	train := resp.Outputs["train"]
+	prefix := train.GetAttr("megatron").Index(cty.NumberIntVal(0)).AsString()
+	masks := train.GetAttr("masks")
+	if masks.LengthInt() != 1 || masks.Index(cty.NumberIntVal(0)).AsString() != prefix+".mask" {
+		t.Fatalf("masks %#v, want [%s.mask]", masks, prefix)
+	}
+	mask, err := shard.ReadMegatron(prefix + ".mask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trained int64
+	for k := range mask.Documents() {
+		for _, v := range mask.Document(k) {
+			trained += int64(v)
+		}
+	}
+	got := map[string]string{
+		"skipped":        resp.Outputs["skipped"].AsBigFloat().String(),
+		"documents":      train.GetAttr("documents").AsBigFloat().String(),
+		"trained_tokens": train.GetAttr("trained_tokens").AsBigFloat().String(),
+	}
+	want := map[string]string{"skipped": "1", "documents": "2", "trained_tokens": fmt.Sprint(trained)}
+	if diff := cmp.Diff(want, got); diff != "" || trained == 0 {
+		t.Errorf("outputs (-want +got), %d trained tokens in the masks:\n%s", trained, diff)
 	}
 }

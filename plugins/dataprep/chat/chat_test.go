@@ -136,6 +136,8 @@ func TestMask(t *testing.T) {
 		// " Hello" and " See" straddle the prompt's end and are trained.
 		"assistant": {TrainAssistant, " Hello!<|endoftext|>\n See you.<|endoftext|>\n",
 			"system: Be brief.<|endoftext|>\nuser: Hi<|endoftext|>\nassistant:user: Bye<|endoftext|>\nassistant:"},
+		"last_assistant": {TrainLastAssistant, " See you.<|endoftext|>\n",
+			"system: Be brief.<|endoftext|>\nuser: Hi<|endoftext|>\nassistant: Hello!<|endoftext|>\nuser: Bye<|endoftext|>\nassistant:"},
 		"all": {TrainAll, "system: Be brief.<|endoftext|>\nuser: Hi<|endoftext|>\nassistant: Hello!<|endoftext|>\nuser: Bye<|endoftext|>\nassistant: See you.<|endoftext|>\n", ""},
 	}
 	for name, tc := range tests {

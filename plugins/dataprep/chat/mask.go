@@ -7,10 +7,13 @@ import (
 	"github.com/gpuflow/gpuflow/plugins/dataprep/bpe"
 )
 
-// What the loss is computed on.
+// What the loss is computed on: every assistant message (as Axolotl's
+// train_on_inputs = false and TRL's assistant_only_loss), only the last
+// one, or the whole render.
 const (
-	TrainAssistant = "assistant"
-	TrainAll       = "all"
+	TrainAssistant     = "assistant"
+	TrainLastAssistant = "last_assistant"
+	TrainAll           = "all"
 )
 
 // Span is a stretch of rendered text and whether the loss is computed on it.
@@ -22,7 +25,8 @@ type Span struct {
 // Spans renders c and cuts the text into stretches: each assistant
 // message's own bytes (after the generation prompt that precedes it, up to
 // and with its end-of-turn text) are trained, the rest is not. With
-// TrainAll the whole render is one trained span.
+// TrainLastAssistant only the last assistant message's bytes are trained;
+// with TrainAll the whole render is one trained span.
 func (t *Template) Spans(c *Conversation, trainOn string) ([]Span, error) {
 	full, err := t.Render(c, len(c.Messages), false)
 	if err != nil {
@@ -30,6 +34,12 @@ func (t *Template) Spans(c *Conversation, trainOn string) ([]Span, error) {
 	}
 	if trainOn == TrainAll {
 		return []Span{{Text: full, Train: true}}, nil
+	}
+	last := -1
+	for i, m := range c.Messages {
+		if m["role"] == RoleAssistant {
+			last = i
+		}
 	}
 	var spans []Span
 	done := 0
@@ -55,7 +65,7 @@ func (t *Template) Spans(c *Conversation, trainOn string) ([]Span, error) {
 			spans = append(spans, Span{Text: full[done:len(prompt)]})
 		}
 		if len(reply) > len(prompt) {
-			spans = append(spans, Span{Text: full[len(prompt):len(reply)], Train: true})
+			spans = append(spans, Span{Text: full[len(prompt):len(reply)], Train: trainOn != TrainLastAssistant || i == last})
 		}
 		done = len(reply)
 	}

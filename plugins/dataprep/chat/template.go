@@ -147,16 +147,24 @@ func (t *Template) Render(c *Conversation, n int, generationPrompt bool) (string
 	})
 	var b bytes.Buffer
 	if err := t.tmpl.Execute(&b, ctx); err != nil {
+		// gonja flattens errors into its call trace's text; the
+		// template's own reason is what the user needs.
+		if at := strings.Index(err.Error(), refusedPrefix); at >= 0 {
+			return "", errors.New(err.Error()[at:])
+		}
 		return "", fmt.Errorf("chat template: %w", err)
 	}
 	return b.String(), nil
 }
 
+// refusedPrefix opens the error raise_exception raises.
+const refusedPrefix = "the chat template refuses the record: "
+
 func raiseException(_ *exec.Evaluator, params *exec.VarArgs) (any, error) {
 	if len(params.Args) == 0 {
-		return nil, errors.New("the chat template raised an exception")
+		return nil, errors.New(refusedPrefix + "(no reason given)")
 	}
-	return nil, fmt.Errorf("the chat template refuses the record: %s", params.Args[0].String())
+	return nil, errors.New(refusedPrefix + params.Args[0].String())
 }
 
 // strftimeNow formats the current local time with a Python strftime format.

@@ -32,6 +32,9 @@ type Config struct {
 	// file (a content hash) for the manifest fingerprint.
 	Tokenizer   *bpe.Tokenizer
 	TokenizerID string
+	// Chat, when set, renders each record as a conversation through the
+	// model's chat template and writes a loss mask beside every shard.
+	Chat *Chat
 	// ParseSpecial makes special-token text in a document its special token;
 	// otherwise it is encoded as ordinary text.
 	ParseSpecial bool
@@ -146,8 +149,9 @@ func (c *Config) fingerprint() (string, error) {
 		Shuffle      bool
 		SkipErrors   bool
 		ShardTokens  int64
+		Chat         string `json:",omitempty"`
 	}{manifestVersion, files, c.Decoder.Key(), c.TokenizerID, c.ParseSpecial, c.BOS, c.EOS,
-		formats, c.Splits, c.Seed, c.Shuffle, c.SkipErrors, c.shardTokens()})
+		formats, c.Splits, c.Seed, c.Shuffle, c.SkipErrors, c.shardTokens(), c.Chat.key()})
 	if err != nil {
 		return "", err
 	}

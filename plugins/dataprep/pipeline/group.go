@@ -10,19 +10,24 @@ import (
 // group is the shard group being filled: the documents of each split, in
 // input order, until the group holds ShardTokens tokens.
 type group struct {
-	index     int
-	docs      [][][]uint32 // by split index
+	index int
+	docs  [][][]uint32 // by split index
+	// masks holds each document's loss mask, for chat records only.
+	masks     [][][]uint8
 	documents int64
 	tokens    int64
 	skipped   int64
 }
 
 func newGroup(index, splits int) *group {
-	return &group{index: index, docs: make([][][]uint32, splits)}
+	return &group{index: index, docs: make([][][]uint32, splits), masks: make([][][]uint8, splits)}
 }
 
-func (g *group) add(split int, doc []uint32) {
+func (g *group) add(split int, doc []uint32, mask []uint8) {
 	g.docs[split] = append(g.docs[split], doc)
+	if mask != nil {
+		g.masks[split] = append(g.masks[split], mask)
+	}
 	g.documents++
 	g.tokens += int64(len(doc))
 }
@@ -35,9 +40,15 @@ func (g *group) write(cfg *Config, names []string) (Group, error) {
 			continue
 		}
 		order := g.order(cfg, k, len(docs))
-		s, err := writeSplit(cfg, fmt.Sprintf("%s_%05d", names[k], g.index), docs, order)
+		name := fmt.Sprintf("%s_%05d", names[k], g.index)
+		s, err := writeSplit(cfg, name, docs, order)
 		if err != nil {
 			return Group{}, err
+		}
+		if cfg.Chat != nil {
+			if err := writeMasks(cfg, name, g.masks[k], order, &s); err != nil {
+				return Group{}, err
+			}
 		}
 		out.Splits[names[k]] = s
 	}
@@ -103,6 +114,64 @@ func writeSplit(cfg *Config, name string, docs [][]uint32, order []int) (SplitSh
 func addAll(add func([]uint32) error, abort func(), docs [][]uint32, order []int) error {
 	for _, k := range order {
 		if err := add(docs[k]); err != nil {
+			abort()
+			return err
+		}
+	}
+	return nil
+}
+
+// writeMasks writes the loss masks of a split's documents beside its
+// shards, in the same order and format: NAME.mask.bin/.idx, a Megatron
+// indexed dataset of uint8 whose sizes are the token shard's, and
+// NAME.mask.npy.
+func writeMasks(cfg *Config, name string, masks [][]uint8, order []int, s *SplitShard) error {
+	for _, m := range masks {
+		for _, v := range m {
+			s.TrainedTokens += int64(v)
+		}
+	}
+	for _, format := range cfg.Formats {
+		switch format {
+		case FormatMegatron:
+			w, err := shard.CreateMegatron(filepath.Join(cfg.OutputDir, name+MaskSuffix), shard.Uint8)
+			if err != nil {
+				return err
+			}
+			if err := addMasks(w.Add, w.Abort, masks, order); err != nil {
+				return err
+			}
+			s.Bytes += w.Bytes()
+			if err := w.Commit(); err != nil {
+				return err
+			}
+			s.MegatronMask = name + MaskSuffix
+		case FormatNpy:
+			w, err := shard.CreateNpy(filepath.Join(cfg.OutputDir, name+NpyMaskSuffix), shard.Uint8)
+			if err != nil {
+				return err
+			}
+			if err := addMasks(w.Add, w.Abort, masks, order); err != nil {
+				return err
+			}
+			s.Bytes += w.Bytes()
+			if err := w.Commit(); err != nil {
+				return err
+			}
+			s.NpyMask = name + NpyMaskSuffix
+		}
+	}
+	return nil
+}
+
+func addMasks(add func([]uint32) error, abort func(), masks [][]uint8, order []int) error {
+	var buf []uint32
+	for _, k := range order {
+		buf = buf[:0]
+		for _, v := range masks[k] {
+			buf = append(buf, uint32(v))
+		}
+		if err := add(buf); err != nil {
 			abort()
 			return err
 		}

@@ -43,6 +43,12 @@ type SplitShard struct {
 	Bytes     int64  `json:"bytes"`
 	Megatron  string `json:"megatron,omitempty"`
 	Npy       string `json:"npy,omitempty"`
+	// TrainedTokens, MegatronMask and NpyMask are set for chat records:
+	// the tokens the loss is computed on, and the loss masks written
+	// beside the token shards.
+	TrainedTokens int64  `json:"trained_tokens,omitempty"`
+	MegatronMask  string `json:"megatron_mask,omitempty"`
+	NpyMask       string `json:"npy_mask,omitempty"`
 }
 
 func readManifest(dir string) (*Manifest, error) {
@@ -88,6 +94,12 @@ func (m *Manifest) files() []string {
 			}
 			if s.Npy != "" {
 				out = append(out, s.Npy)
+			}
+			if s.MegatronMask != "" {
+				out = append(out, s.MegatronMask+".bin", s.MegatronMask+".idx")
+			}
+			if s.NpyMask != "" {
+				out = append(out, s.NpyMask)
 			}
 		}
 	}

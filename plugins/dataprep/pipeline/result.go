@@ -12,7 +12,10 @@ type Result struct {
 	// received no document.
 	Splits                            map[string]*SplitResult
 	Documents, Tokens, Bytes, Skipped int64
-	Groups                            int
+	// TrainedTokens counts the tokens loss masks mark trained (chat
+	// records only).
+	TrainedTokens int64
+	Groups        int
 	// Resumed is the number of groups found finished from an earlier run.
 	Resumed int
 }
@@ -20,9 +23,12 @@ type Result struct {
 // SplitResult is one split's shards, with absolute paths: Megatron prefixes
 // (what --data-path takes) and .npy files, in group order.
 type SplitResult struct {
-	Megatron                 []string
-	Npy                      []string
+	Megatron []string
+	Npy      []string
+	// Masks are the loss masks' Megatron prefixes, beside Megatron's.
+	Masks                    []string
 	Documents, Tokens, Bytes int64
+	TrainedTokens            int64
 }
 
 func newResult(m *Manifest, dir string, splits []string, resumed int) *Result {
@@ -44,6 +50,11 @@ func newResult(m *Manifest, dir string, splits []string, resumed int) *Result {
 			if s.Npy != "" {
 				out.Npy = append(out.Npy, filepath.Join(dir, s.Npy))
 			}
+			if s.MegatronMask != "" {
+				out.Masks = append(out.Masks, filepath.Join(dir, s.MegatronMask))
+			}
+			out.TrainedTokens += s.TrainedTokens
+			r.TrainedTokens += s.TrainedTokens
 			out.Documents += s.Documents
 			out.Tokens += s.Tokens
 			out.Bytes += s.Bytes

@@ -27,11 +27,12 @@ const (
 )
 
 // item is one record on its way through the workers: its data going in, its
-// document or error coming out.
+// document (and, for chat records, its loss mask) or error coming out.
 type item struct {
-	rec input.Record
-	doc []uint32
-	err error
+	rec  input.Record
+	doc  []uint32
+	mask []uint8
+	err  error
 }
 
 type batch struct {
@@ -221,6 +222,10 @@ func (r *runner) tokenize(enc *bpe.Encoder, it *item) {
 		it.err = &input.RecordError{Pos: it.rec.Pos, Reason: "text is empty"}
 		return
 	}
+	if r.cfg.Chat != nil {
+		r.tokenizeChat(enc, it, text)
+		return
+	}
 	doc := make([]uint32, 0, len(text)/4+len(r.bos)+len(r.eos))
 	doc = append(doc, r.bos...)
 	if r.cfg.ParseSpecial {
@@ -273,7 +278,7 @@ func (r *runner) take(b *batch) (int64, error) {
 			r.group.skipped++
 			continue
 		}
-		r.group.add(r.splitter.assign(r.cfg.Seed, record), it.doc)
+		r.group.add(r.splitter.assign(r.cfg.Seed, record), it.doc, it.mask)
 		if r.group.tokens >= r.cfg.shardTokens() {
 			if err := r.flush(record + 1); err != nil {
 				return 0, err

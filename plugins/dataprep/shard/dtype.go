@@ -13,11 +13,17 @@ const (
 	Uint16 DType = iota + 1
 	Int32
 	Uint32
+	// Uint8 holds loss masks: one byte per token, 1 where the loss is
+	// computed.
+	Uint8
 )
 
 // Size is the width of one token in bytes.
 func (d DType) Size() int {
-	if d == Uint16 {
+	switch d {
+	case Uint8:
+		return 1
+	case Uint16:
 		return 2
 	}
 	return 4
@@ -31,6 +37,8 @@ func (d DType) String() string {
 		return "int32"
 	case Uint32:
 		return "uint32"
+	case Uint8:
+		return "uint8"
 	}
 	return fmt.Sprintf("DType(%d)", int(d))
 }
@@ -57,8 +65,10 @@ func NpyDType(vocabSize int) DType {
 func appendTokens(buf []byte, d DType, tokens []uint32) ([]byte, error) {
 	for _, t := range tokens {
 		switch {
-		case d == Uint16 && t > 0xFFFF, d == Int32 && t > 0x7FFFFFFF:
+		case d == Uint8 && t > 0xFF, d == Uint16 && t > 0xFFFF, d == Int32 && t > 0x7FFFFFFF:
 			return nil, fmt.Errorf("token %d does not fit %v", t, d)
+		case d == Uint8:
+			buf = append(buf, byte(t))
 		case d == Uint16:
 			buf = binary.LittleEndian.AppendUint16(buf, uint16(t))
 		default:
@@ -73,9 +83,12 @@ func decodeTokens(data []byte, d DType) []uint32 {
 	n := len(data) / d.Size()
 	out := make([]uint32, n)
 	for k := range out {
-		if d == Uint16 {
+		switch d {
+		case Uint8:
+			out[k] = uint32(data[k])
+		case Uint16:
 			out[k] = uint32(binary.LittleEndian.Uint16(data[2*k:]))
-		} else {
+		default:
 			out[k] = binary.LittleEndian.Uint32(data[4*k:])
 		}
 	}

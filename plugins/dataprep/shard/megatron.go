@@ -15,7 +15,7 @@ const (
 )
 
 // megatronCodes are Megatron-LM's DType codes for the types written here.
-var megatronCodes = map[DType]uint8{Int32: 4, Uint16: 8}
+var megatronCodes = map[DType]uint8{Uint8: 1, Int32: 4, Uint16: 8}
 
 // MegatronWriter streams documents into PREFIX.bin and writes PREFIX.idx on
 // Commit: the indexed dataset Megatron-LM's preprocess_data.py writes, one
@@ -30,10 +30,11 @@ type MegatronWriter struct {
 }
 
 // CreateMegatron starts a shard at prefix (without extension) holding tokens
-// of dtype, which must be Uint16 or Int32 (see MegatronDType).
+// of dtype, which must be Uint16 or Int32 (see MegatronDType), or Uint8
+// for a loss mask.
 func CreateMegatron(prefix string, dtype DType) (*MegatronWriter, error) {
 	if _, ok := megatronCodes[dtype]; !ok {
-		return nil, fmt.Errorf("megatron shards hold uint16 or int32 tokens, not %v", dtype)
+		return nil, fmt.Errorf("megatron shards hold uint8, uint16 or int32 values, not %v", dtype)
 	}
 	bin, err := createAtomic(prefix + ".bin")
 	if err != nil {
@@ -175,7 +176,7 @@ func decodeMegatronIndex(b []byte) (*MegatronDataset, error) {
 		}
 	}
 	if d.DType == 0 {
-		return nil, fmt.Errorf("dtype code %d is not uint16 (8) or int32 (4)", code)
+		return nil, fmt.Errorf("dtype code %d is not uint8 (1), uint16 (8) or int32 (4)", code)
 	}
 	header := uint64(len(megatronMagic) + 8 + 1 + 8 + 8)
 	if seqs > uint64(len(b)) || docs > uint64(len(b)) || docs == 0 || uint64(len(b)) != header+12*seqs+8*docs {

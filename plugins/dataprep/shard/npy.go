@@ -26,10 +26,10 @@ type NpyWriter struct {
 }
 
 // CreateNpy starts an array at path holding tokens of dtype, which must be
-// Uint16 or Uint32 (see NpyDType).
+// Uint16 or Uint32 (see NpyDType), or Uint8 for a loss mask.
 func CreateNpy(path string, dtype DType) (*NpyWriter, error) {
-	if dtype != Uint16 && dtype != Uint32 {
-		return nil, fmt.Errorf("npy shards hold uint16 or uint32 tokens, not %v", dtype)
+	if dtype != Uint8 && dtype != Uint16 && dtype != Uint32 {
+		return nil, fmt.Errorf("npy shards hold uint8, uint16 or uint32 values, not %v", dtype)
 	}
 	f, err := createAtomic(path)
 	if err != nil {
@@ -78,7 +78,10 @@ func (w *NpyWriter) Commit() error {
 func (w *NpyWriter) Abort() { w.file.abort() }
 
 func npyDescr(d DType) string {
-	if d == Uint16 {
+	switch d {
+	case Uint8:
+		return "|u1"
+	case Uint16:
 		return "<u2"
 	}
 	return "<u4"
@@ -94,9 +97,9 @@ func npyHeader(d DType, n int64) []byte {
 	return append(b, '\n')
 }
 
-var npyDict = regexp.MustCompile(`^\{'descr': '(<u2|<u4)', 'fortran_order': False, 'shape': \((\d+),\), \}\s*$`)
+var npyDict = regexp.MustCompile(`^\{'descr': '(\|u1|<u2|<u4)', 'fortran_order': False, 'shape': \((\d+),\), \}\s*$`)
 
-// ReadNpy reads a one-dimensional little-endian uint16 or uint32 .npy file
+// ReadNpy reads a one-dimensional uint8, or little-endian uint16 or uint32, .npy file
 // of format version 1.0, the kind NpyWriter and numpy.save write.
 func ReadNpy(path string) ([]uint32, DType, error) {
 	b, err := os.ReadFile(path)
@@ -112,12 +115,9 @@ func ReadNpy(path string) ([]uint32, DType, error) {
 	}
 	m := npyDict.FindStringSubmatch(string(b[10:end]))
 	if m == nil {
-		return nil, 0, fmt.Errorf("%s: header %q is not a 1-D uint16 or uint32 array", path, b[10:end])
+		return nil, 0, fmt.Errorf("%s: header %q is not a 1-D uint8, uint16 or uint32 array", path, b[10:end])
 	}
-	d := Uint16
-	if m[1] == "<u4" {
-		d = Uint32
-	}
+	d := map[string]DType{"|u1": Uint8, "<u2": Uint16, "<u4": Uint32}[m[1]]
 	n, _ := strconv.ParseInt(m[2], 10, 64)
 	if int64(len(b)-end) != n*int64(d.Size()) {
 		return nil, 0, fmt.Errorf("%s: %d data bytes for %d tokens of %v", path, len(b)-end, n, d)

@@ -22,6 +22,7 @@ func TestMegatronRoundTrip(t *testing.T) {
 	}{
 		"uint16":     {dtype: Uint16, docs: testDocs},
 		"int32":      {dtype: Int32, docs: [][]uint32{{100000, 0}, {199999}}},
+		"uint8 mask": {dtype: Uint8, docs: [][]uint32{{0, 0, 1}, {}, {1}}},
 		"no records": {dtype: Uint16, docs: nil},
 	}
 	for name, tc := range tests {
@@ -94,6 +95,7 @@ func TestNpyRoundTrip(t *testing.T) {
 	}{
 		"uint16": {dtype: Uint16, tokens: []uint32{1, 2, 3, 65535}, golden: "tokens_uint16.npy"},
 		"uint32": {dtype: Uint32, tokens: []uint32{100000, 0, 4294967295}, golden: "tokens_uint32.npy"},
+		"uint8":  {dtype: Uint8, tokens: []uint32{0, 1, 1, 0}, golden: "mask_uint8.npy"},
 		"empty":  {dtype: Uint16},
 	}
 	for name, tc := range tests {
