@@ -124,6 +124,31 @@ func TestApplyWritesTheTrainersConfig(t *testing.T) {
 	}
 }
 
+// TestApplyPassesLossMasks: the loss masks beside a data_prep stage's chat
+// shards go to the trainer with the shards, in their order.
+func TestApplyPassesLossMasks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, p := range []string{"train_00000", "train_00000.mask", "train_00001", "train_00001.mask"} {
+		writeShard(t, filepath.Join(dir, "chat", p))
+	}
+	req := request(dir, "pretrain", "ok", defaultBody(cty.StringVal("chat")).value(), "run-1")
+	applyStage(t, New(Options{Python: fakePython(t)}), req)
+	b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got runConfig
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	abs := func(p string) string { return filepath.Join(dir, "chat", p) }
+	want := runConfig{Data: []string{abs("train_00000"), abs("train_00001")}, Masks: []string{abs("train_00000.mask"), abs("train_00001.mask")}}
+	if diff := cmp.Diff(want, runConfig{Data: got.Data, Masks: got.Masks}); diff != "" {
+		t.Errorf("data and masks (-want +got):\n%s", diff)
+	}
+}
+
 // TestApplyCompilesUnlessEager: framework = "gpuflow-eager" plans the
 // trainer without torch.compile, so it runs it that way too.
 func TestApplyCompilesUnlessEager(t *testing.T) {
@@ -290,6 +315,13 @@ func TestApplyFailsClearly(t *testing.T) {
 			want: []string{"Trainer rule pipeline-microbatches: Too few micro-batches for the pipeline"}},
 		"missing data": {name: "ok", body: func(b *stageBody) { b.data = cty.StringVal("data/nothing") },
 			want: []string{"Training data not found"}, wantKey: "data"},
+		"loss masks with a pipeline": {name: "ok", body: func(b *stageBody) { b.data, b.pp, b.dp = cty.StringVal("data/chat-00000"), 2, 1 },
+			want: []string{"Loss masks need tp = 1 and pp = 1"}, wantKey: "layout"},
+		"loss masks with tensor parallelism": {name: "ok", body: func(b *stageBody) { b.data, b.tp, b.dp, b.global = cty.StringVal("data/chat-00000"), 2, 1, 4 },
+			want: []string{"Loss masks need tp = 1 and pp = 1"}, wantKey: "layout"},
+		"loss masks on some shards": {name: "ok", body: func(b *stageBody) {
+			b.data = cty.ListVal([]cty.Value{cty.StringVal("data/chat-00000"), cty.StringVal("data/train-00000")})
+		}, want: []string{"Loss masks incomplete"}, wantIn: "has none", wantKey: "data"},
 		"finetune without a base model": {name: "ok", body: func(b *stageBody) {
 			b.lora = cty.ObjectVal(map[string]cty.Value{"rank": n(8), "alpha": n(16), "targets": cty.ListVal([]cty.Value{cty.StringVal("q_proj")}), "dropout": cty.NullVal(cty.Number)})
 			b.base = cty.StringVal("ckpt/step-00000010")
@@ -311,7 +343,9 @@ func TestApplyFailsClearly(t *testing.T) {
 				stageType = "finetune"
 			}
 			dir := t.TempDir()
-			writeShard(t, filepath.Join(dir, "data", "train-00000"))
+			for _, p := range []string{"train-00000", "chat-00000", "chat-00000.mask"} {
+				writeShard(t, filepath.Join(dir, "data", p))
+			}
 			resp, _ := applyStage(t, New(Options{Python: python}), request(dir, stageType, tc.name, b.value(), "run-1"))
 			if resp.Outputs != nil {
 				t.Errorf("a failed stage has outputs: %v", resp.Outputs)

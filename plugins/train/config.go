@@ -18,7 +18,10 @@ type runConfig struct {
 	Model  modelConfig `json:"model"`
 	Layout api.Layout  `json:"layout"`
 	// Data are Megatron shard prefixes (PREFIX.bin and PREFIX.idx).
-	Data            []string    `json:"data"`
+	Data []string `json:"data"`
+	// Masks are the loss masks beside the shards (PREFIX.mask), one per
+	// Data prefix, or none: then every token is trained.
+	Masks           []string    `json:"masks,omitempty"`
 	Steps           int64       `json:"steps"`
 	LR              float64     `json:"lr"`
 	MinLR           float64     `json:"min_lr"`

@@ -79,8 +79,9 @@ func expandShards(p string) ([]string, error) {
 		}
 		var out []string
 		for _, m := range matches {
-			if strings.HasSuffix(m, ".bin") || strings.HasSuffix(m, ".idx") {
-				out = append(out, strings.TrimSuffix(strings.TrimSuffix(m, ".bin"), ".idx"))
+			prefix := strings.TrimSuffix(strings.TrimSuffix(m, ".bin"), ".idx")
+			if prefix != m && !strings.HasSuffix(prefix, maskSuffix) {
+				out = append(out, prefix)
 			}
 		}
 		if len(out) == 0 {
@@ -92,6 +93,30 @@ func expandShards(p string) ([]string, error) {
 		return expandShards(filepath.Join(p, "*.idx"))
 	}
 	return checkShards([]string{strings.TrimSuffix(strings.TrimSuffix(p, ".bin"), ".idx")})
+}
+
+// maskSuffix ends the prefix of a shard's loss mask, PREFIX.mask beside
+// PREFIX, as data_prep writes it for chat records.
+const maskSuffix = ".mask"
+
+// lossMasks finds the loss mask beside each shard: all of them, or none
+// when no shard has one.
+func lossMasks(prefixes []string) ([]string, error) {
+	var with, without []string
+	for _, p := range prefixes {
+		if _, err := os.Stat(p + maskSuffix + ".idx"); err != nil {
+			without = append(without, p)
+			continue
+		}
+		if _, err := os.Stat(p + maskSuffix + ".bin"); err != nil {
+			return nil, fmt.Errorf("loss mask %s%s has no .bin file", p, maskSuffix)
+		}
+		with = append(with, p+maskSuffix)
+	}
+	if len(with) > 0 && len(without) > 0 {
+		return nil, fmt.Errorf("shard %s has a loss mask beside it and %s has none; train on data prepared the same way, or remove the masks to train on every token", strings.TrimSuffix(with[0], maskSuffix), without[0])
+	}
+	return with, nil
 }
 
 // checkShards makes sure each prefix has both of its files.

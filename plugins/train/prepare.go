@@ -120,6 +120,10 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 	var err error
 	if cfg.Data, err = dataPrefixes(known(req.Config, "data"), req.WorkDir); err != nil {
 		d.fail(cty.GetAttrPath("data"), "Training data not found", fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err))
+	} else if cfg.Masks, err = lossMasks(cfg.Data); err != nil {
+		d.fail(cty.GetAttrPath("data"), "Loss masks incomplete", err.Error()+".")
+	} else if len(cfg.Masks) > 0 && (cfg.Layout.PP > 1 || cfg.Layout.TP > 1) {
+		d.fail(cty.GetAttrPath("layout"), "Loss masks need tp = 1 and pp = 1", "The data has loss masks (chat records), which the trainer applies without tensor or pipeline parallelism; use a layout with tp = 1 and pp = 1.")
 	} else {
 		d.validation(req.WorkDir, &cfg)
 	}

@@ -7,12 +7,19 @@ labels shifted by one). Samples are visited in a seeded random order, a new
 order each epoch; the sample of a given step, micro-batch and data-parallel
 rank depends on nothing else, so a resumed run reads what an uninterrupted
 one would have.
+
+A shard may have a loss mask beside it, PREFIX.mask.bin/.idx: one uint8 per
+token in the same order (dtype code 1), 1 where the loss is computed, as
+the data_prep stage writes for chat records. A sample's labels are then
+IGNORE wherever the mask leaves the label token out.
 """
 
 import numpy as np
 import torch
 
 MAGIC = b"MMIDIDX\x00\x00"
+# The label F.cross_entropy leaves out (its ignore_index).
+IGNORE = -100
 # Megatron-LM's dtype codes.
 DTYPES = {1: np.uint8, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64, 6: np.float64, 7: np.float32, 8: np.uint16}
 
@@ -40,29 +47,66 @@ def shard_dtype(prefix):
 class TokenShards:
     """Samples of seq_len+1 tokens cut from each shard's token stream."""
 
-    def __init__(self, prefixes, seq_len):
+    def __init__(self, prefixes, seq_len, masks=None):
+        """masks, when given, are the loss masks' prefixes, one per shard."""
         self.seq_len = seq_len
         self.streams = []
+        self.masks = [] if masks else None
         counts = []
-        for p in prefixes:
-            dtype = shard_dtype(p)
-            try:
-                stream = np.memmap(p + ".bin", dtype=dtype, mode="r")
-            except (OSError, ValueError) as e:
-                raise DataError(f"cannot map {p}.bin: {e}") from e
+        for k, p in enumerate(prefixes):
+            stream = _map(p)
             n = (len(stream) - 1) // seq_len
             if n > 0:
                 self.streams.append(stream)
                 counts.append(n)
+                if masks:
+                    self.masks.append(_mask(masks[k], len(stream), p))
         self.offsets = np.cumsum([0] + counts)
         self.samples = int(self.offsets[-1])
         if self.samples == 0:
             raise DataError(f"the shards hold fewer than {seq_len + 1} tokens, not one sample of seq_len + 1")
 
     def sample(self, i):
-        s = int(np.searchsorted(self.offsets, i, side="right")) - 1
-        start = (i - int(self.offsets[s])) * self.seq_len
+        s, start = self._locate(i)
         return np.asarray(self.streams[s][start : start + self.seq_len + 1], dtype=np.int64)
+
+    def sample_mask(self, i):
+        """The loss mask of sample i (uint8), or None without masks."""
+        if self.masks is None:
+            return None
+        s, start = self._locate(i)
+        return np.asarray(self.masks[s][start : start + self.seq_len + 1], dtype=np.uint8)
+
+    def _locate(self, i):
+        s = int(np.searchsorted(self.offsets, i, side="right")) - 1
+        return s, (i - int(self.offsets[s])) * self.seq_len
+
+
+def _map(prefix):
+    dtype = shard_dtype(prefix)
+    try:
+        return np.memmap(prefix + ".bin", dtype=dtype, mode="r")
+    except (OSError, ValueError) as e:
+        raise DataError(f"cannot map {prefix}.bin: {e}") from e
+
+
+def _mask(prefix, tokens, shard):
+    """A loss mask, checked to be uint8 and as long as its shard."""
+    if shard_dtype(prefix) != np.uint8:
+        raise DataError(f"{prefix}.idx is not a loss mask: its values are not uint8")
+    mask = _map(prefix)
+    if len(mask) != tokens:
+        raise DataError(f"{prefix}.bin holds {len(mask)} mask values for the {tokens} tokens of {shard}.bin; prepare the data again")
+    return mask
+
+
+def inputs_and_labels(tokens, mask=None):
+    """The inputs and next-token labels of (B, seq_len+1) samples; a label
+    whose token the mask leaves out is IGNORE."""
+    inputs, labels = tokens[:, :-1].contiguous(), tokens[:, 1:].clone()
+    if mask is not None:
+        labels[mask[:, 1:] == 0] = IGNORE
+    return inputs, labels
 
 
 class Batches:
@@ -91,9 +135,17 @@ class Batches:
 
     def local(self, step, dp_rank, dp):
         """The (global_batch/dp, seq_len+1) tokens rank dp_rank trains on at step."""
+        return torch.from_numpy(np.stack([self.shards.sample(i) for i in self._local(step, dp_rank, dp)]))
+
+    def local_mask(self, step, dp_rank, dp):
+        """The loss masks of local's samples, or None without masks."""
+        if self.shards.masks is None:
+            return None
+        return torch.from_numpy(np.stack([self.shards.sample_mask(i) for i in self._local(step, dp_rank, dp)]))
+
+    def _local(self, step, dp_rank, dp):
         per = self.global_batch // dp
-        idx = self.indices(step)[dp_rank * per : (dp_rank + 1) * per]
-        return torch.from_numpy(np.stack([self.shards.sample(i) for i in idx]))
+        return self.indices(step)[dp_rank * per : (dp_rank + 1) * per]
 
     def epochs(self, steps):
         return steps * self.global_batch / self.shards.samples

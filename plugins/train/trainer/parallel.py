@@ -177,6 +177,12 @@ def cross_entropy(logits, labels):
     return F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(0, 1))
 
 
+def summed_cross_entropy(logits, labels):
+    """The token losses summed, labels of -100 (data.IGNORE, outside the
+    loss mask) left out: their logits get no gradient."""
+    return F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(0, 1), ignore_index=-100, reduction="sum")
+
+
 def vocab_parallel_loss(tp_mesh):
     """The loss on logits split over the vocabulary (this rank's columns):
     PyTorch's loss parallelism reduces the softmax's maximum and sum over

@@ -30,7 +30,7 @@ import models
 import parallel
 import rules
 from board import Board
-from data import Batches, DataError, InOrder, TokenShards
+from data import IGNORE, Batches, DataError, InOrder, TokenShards, inputs_and_labels
 from lora import adapter_params, add_adapters, freeze_base, is_adapter, merge_into_base
 from stepprofile import StepProfiler
 from report import Reporter, Throughput, TrainerError, lr_at, warmup_steps_to_skip
@@ -134,7 +134,10 @@ class Trainer:
 
     def _load_data(self):
         try:
-            self.batches = Batches(TokenShards(self.cfg["data"], self.args.seq_len), self.layout["global_batch"], self.cfg["seed"])
+            if self.cfg.get("masks") and (self.layout["pp"] > 1 or self.layout["tp"] > 1):
+                raise DataError("the data has loss masks, which the trainer applies with tp = 1 and pp = 1 only")
+            shards = TokenShards(self.cfg["data"], self.args.seq_len, self.cfg.get("masks"))
+            self.batches = Batches(shards, self.layout["global_batch"], self.cfg["seed"])
         except DataError as e:
             raise TrainerError("Training data unreadable", str(e)) from e
         self.rep.log(f"{self.batches.shards.samples} samples of {self.args.seq_len + 1} tokens in {len(self.cfg['data'])} shards; "
@@ -190,6 +193,7 @@ class Trainer:
         self.has_first = 0 in self.stage_ids
         self.has_last = self.stages - 1 in self.stage_ids
         self.loss_fn = parallel.cross_entropy
+        self.summed_loss_fn = parallel.summed_cross_entropy
         if l["tp"] > 1:
             self.loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"])
         elif cfg.get("compile"):
@@ -197,6 +201,7 @@ class Trainer:
             # compiler's error goes to stderr.
             torch._dynamo.config.suppress_errors = True
             self.loss_fn = torch.compile(parallel.cross_entropy)
+            self.summed_loss_fn = torch.compile(parallel.summed_cross_entropy)
         self.optimizers = [self._optimizer(p) for p in self.parts]
         self.tied = None
         if self.args.tied_embeddings and l["pp"] > 1:
@@ -348,7 +353,8 @@ class Trainer:
         if top >= self.args.vocab:
             raise TrainerError("Token beyond the vocabulary", f"The data holds token id {top}, but the model's vocab is {self.args.vocab}. "
                                "Raise vocab in the model block to cover the tokenizer.")
-        return batch.to(self.device, non_blocking=True)
+        inputs, labels = inputs_and_labels(batch, self.batches.local_mask(step, self.dp_rank, self.layout["dp"]))
+        return inputs.to(self.device, non_blocking=True), labels.to(self.device, non_blocking=True)
 
     def _step(self, batch):
         """Forward and backward of one optimizer step; returns this rank's
@@ -360,7 +366,7 @@ class Trainer:
         return loss
 
     def _forward_backward(self, batch):
-        inputs, labels = batch[:, :-1].contiguous(), batch[:, 1:].contiguous()
+        inputs, labels = batch
         if self.layout["pp"] > 1:
             losses = []
             args = (inputs,) if self.has_first else ()
@@ -373,12 +379,27 @@ class Trainer:
             return torch.zeros((), device=self.device)
         total = torch.zeros((), device=self.device)
         micro = self.layout["micro_batch"]
+        scale = self._trained_scale(labels) if self.cfg.get("masks") else None
         for m in range(self.accum):
             rows = slice(m * micro, (m + 1) * micro)
-            loss = self.loss_fn(self.parts[0](inputs[rows]), labels[rows]) / self.accum
+            if scale is None:
+                loss = self.loss_fn(self.parts[0](inputs[rows]), labels[rows]) / self.accum
+            else:
+                loss = self.summed_loss_fn(self.parts[0](inputs[rows]), labels[rows]) * scale
             loss.backward()
             total += loss.detach().float()
         return total
+
+    def _trained_scale(self, labels):
+        """What a rank's summed masked loss is multiplied by for the step's
+        loss to be the mean over the global batch's trained tokens: dp / T,
+        as data parallelism averages the replicas' gradients. T counts each
+        replica once (its tp and pp ranks read the same samples); a batch
+        with none trained has a zero loss."""
+        count = (labels != IGNORE).sum().float()
+        dist.all_reduce(count)
+        trained = count / (self.world // self.layout["dp"])
+        return self.layout["dp"] / trained.clamp(min=1)
 
     def _clip(self):
         """Clips the global gradient norm: per-mesh norms (FSDP and TP put

@@ -24,6 +24,7 @@ sys.path.insert(0, TRAINER)
 import data as D  # noqa: E402
 import lora as L  # noqa: E402
 import model as M  # noqa: E402
+import parallel  # noqa: E402
 import preflight as P  # noqa: E402
 import report as R  # noqa: E402
 
@@ -93,6 +94,47 @@ class DataTest(unittest.TestCase):
             f.write(b"not an index at all")
         with self.assertRaises(D.DataError):
             D.TokenShards([self.dir + "/bad"], 8)
+
+
+class MaskTest(unittest.TestCase):
+    """Loss masks beside shards, as data_prep writes them for chat records:
+    each document a prompt (mask 0) then a reply (mask 1)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        docs = markov_docs(512, 6, 100, 3)
+        write_shard(self.dir + "/c", docs)
+        write_shard(self.dir + "/c.mask", [np.repeat([0, 1], [60, 40]) for _ in docs], np.uint8, 1)
+        self.shards = D.TokenShards([self.dir + "/c"], 64, [self.dir + "/c.mask"])
+
+    def test_prompt_tokens_logits_get_no_gradient(self):
+        b = D.Batches(self.shards, 4, seed=0)
+        tokens, mask = b.local(1, 0, 1), b.local_mask(1, 0, 1)
+        inputs, labels = D.inputs_and_labels(tokens, mask)
+        trained = mask[:, 1:] == 1
+        self.assertTrue(trained.any() and (~trained).any(), "the batch holds prompt and reply tokens")
+        m = M.Transformer(ModelTest.args)
+        M.init_full(m, 1, "cpu")
+        logits = m(inputs)
+        logits.retain_grad()
+        loss = parallel.summed_cross_entropy(logits, labels) / trained.sum()
+        loss.backward()
+        self.assertTrue(torch.equal(logits.grad[~trained], torch.zeros_like(logits.grad[~trained])), "prompt tokens' logits have gradients")
+        self.assertTrue((logits.grad[trained].abs().sum(-1) > 0).all(), "a reply token's logits have no gradient")
+        want = torch.nn.functional.cross_entropy(logits[trained].float(), tokens[:, 1:][trained])
+        self.assertAlmostEqual(loss.item(), want.item(), places=4, msg="the loss is the mean over the trained tokens")
+
+    def test_unmasked_labels_are_the_next_tokens(self):
+        tokens = torch.from_numpy(np.stack([self.shards.sample(0)]))
+        inputs, labels = D.inputs_and_labels(tokens)
+        self.assertTrue(torch.equal(inputs, tokens[:, :-1]) and torch.equal(labels, tokens[:, 1:]))
+
+    def test_mask_must_fit_its_shard(self):
+        write_shard(self.dir + "/short.mask", [np.ones(10)], np.uint8, 1)
+        with self.assertRaisesRegex(D.DataError, "10 mask values for the 600 tokens"):
+            D.TokenShards([self.dir + "/c"], 64, [self.dir + "/short.mask"])
+        with self.assertRaisesRegex(D.DataError, "not a loss mask"):
+            D.TokenShards([self.dir + "/c"], 64, [self.dir + "/c"])
 
 
 class ScheduleTest(unittest.TestCase):
@@ -400,3 +442,19 @@ class EndToEndTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(GPU, "needs a GPU")
+class MaskedRunTest(unittest.TestCase):
+    """A run on masked data, through torchrun: the replies follow a rule the
+    prompts do not, and the loss, reported over the replies only, falls."""
+
+    def test_loss_over_replies_falls(self):
+        work = tempfile.mkdtemp()
+        prompts = markov_docs(512, 40, 200, 11)
+        replies = markov_docs(512, 40, 200, 12)
+        write_shard(work + "/chat", [np.concatenate([p, r]) for p, r in zip(prompts, replies)])
+        write_shard(work + "/chat.mask", [np.repeat([0, 1], [200, 200]) for _ in prompts], np.uint8, 1)
+        events = torchrun(tiny_config(work, data=[work + "/chat"], masks=[work + "/chat.mask"], steps=12, checkpoint_dir=work + "/ckpt"))
+        losses = {e["step"]: e["loss"] for e in events if e["event"] == "step"}
+        self.assertLess(sum(losses[s] for s in (10, 11, 12)), sum(losses[s] for s in (1, 2, 3)), losses)
