@@ -1,7 +1,8 @@
 # LoRA fine-tune of Qwen2-7B-Instruct for function calling on 8x H100, as
 # the reference exercise does: render the Glaive function-calling records
-# through a chat template, tokenize them, and train rank-64 adapters on the
-# attention projections with plain data parallelism.
+# through the model's own chat template, tokenize them with a loss mask on
+# the assistant's replies, and train rank-64 adapters on the attention
+# projections with plain data parallelism.
 #
 # Source: "Nebius H100 GPU Cluster - Complete Technical Guide" (docs/references.md)
 #   - 5.2 and 6 (training script and training_config.yaml): LoRA r 64,
@@ -9,13 +10,22 @@
 #     4 accumulation steps (64 sequences per step on 8 GPUs); lr 2e-5,
 #     10 warm-up steps, 100 steps; bf16; gradient checkpointing; sequences
 #     up to 4096 tokens; dataset glaiveai/glaive-function-calling-v2;
-#   - 6.3: the record shape (instruction, input, output) the template reads.
+#   - 6.3: the Glaive records, here as chat messages (system with the
+#     function schemas, user, the assistant's <functioncall>, the function's
+#     response, the answer).
 # "Nebius H100 16-GPU Multi-Node Benchmark" (docs/references.md): the
 # cosine schedule, and the same recipe on 2 nodes (set -var nodes=2: 128
 # sequences per step).
 #
 #   gpuflow plan workloads/qwen2-7b-lora.hcl
 #   gpuflow plan -var nodes=2 workloads/qwen2-7b-lora.hcl
+#
+# Without the model and the dataset at hand, stand-ins run the data prep
+# here: Qwen2.5's tokenizer files (Qwen2's vocabulary; its template is
+# Qwen2's ChatML with tools) and a Glaive-shaped sample:
+#   scripts/tokenizer/fetch.sh qwen2_5 workloads/tokenizers/qwen2_5
+#   go run ./scripts/glaive-sample -out workloads/data/raw/glaive-function-calling-v2
+#   gpuflow apply -target data_prep.glaive -var base_model=tokenizers/qwen2_5 workloads/qwen2-7b-lora.hcl
 
 variable "nodes" {
   type        = number
@@ -36,7 +46,7 @@ variable "base_model" {
 
 variable "glaive" {
   type        = string
-  description = "glaive-function-calling-v2 exported as JSONL with instruction, input and output fields; a glob."
+  description = "glaive-function-calling-v2 as JSONL chat records (OpenAI-style messages, or ShareGPT conversations); a glob."
   default     = "data/raw/glaive-function-calling-v2/*.jsonl"
 }
 
@@ -70,21 +80,15 @@ layout "ddp" {
 
 stage "data_prep" "glaive" {
   inputs = [var.glaive]
-  format = "template"
-
-  # Qwen2's chat format (ChatML), one record per training document.
-  template = <<-EOT
-    <|im_start|>system
-    {{.instruction}}<|im_end|>
-    <|im_start|>user
-    {{.input}}<|im_end|>
-    <|im_start|>assistant
-    {{.output}}<|im_end|>
-  EOT
+  # Each record rendered by the chat template of the model's
+  # tokenizer_config.json, the loss on the assistant's turns only.
+  format   = "chat"
+  train_on = "assistant"
 
   tokenizer {
     type = "hf"
     path = "${var.base_model}/tokenizer.json"
+    eos  = "<|endoftext|>" # between packed conversations, as Qwen2 separates documents
   }
 
   output_dir    = "data/glaive"

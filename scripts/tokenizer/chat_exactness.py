@@ -15,7 +15,7 @@ import sys
 import transformers
 from transformers import PreTrainedTokenizerFast
 
-MODELS = ["llama3_1", "qwen3"]
+MODELS = ["llama3_1", "qwen2_5", "qwen3"]
 SHAREGPT = {"system": "system", "human": "user", "user": "user",
             "gpt": "assistant", "assistant": "assistant", "tool": "tool"}
 

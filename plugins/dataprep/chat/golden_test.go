@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // templateModels are the tokenizer folders scripts/tokenizer/fetch.sh
 // writes under .tokenizers at the repository root; the model licences
 // leave the templates out of the repository.
-var templateModels = []string{"llama3_1", "qwen3"}
+var templateModels = []string{"llama3_1", "qwen2_5", "qwen3"}
 
 // fetchedTemplate loads a fetched model's template, skipping the test when
 // it is absent unless GPUFLOW_CHAT_TEMPLATES=require.
@@ -40,7 +40,7 @@ func fetchedTemplate(t *testing.T, model string) *Template {
 // Qwen3's template writes an empty reasoning block only on the assistant
 // turns after the last user message, so an earlier turn renders otherwise
 // once more turns follow.
-var unsplittable = map[string]bool{"qwen3-plain": true, "qwen3-tools": true}
+var unsplittable = map[string]bool{"qwen3-plain": true, "qwen3-tools": true, "qwen3-tools-nosystem": true}
 
 type namedRecord struct {
 	name string
