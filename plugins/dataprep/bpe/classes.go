@@ -9,22 +9,25 @@ import (
 // Rune classes the pre-tokenizer patterns are written in. A rune may be in
 // several: a combining mark is both upperish and lowerish.
 const (
-	classLetter    uint8 = 1 << iota // \p{L}
-	classNumber                      // \p{N}
-	classSpace                       // \s (Unicode White_Space)
-	classUpperish                    // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] in o200k
-	classLowerish                    // [\p{Ll}\p{Lm}\p{Lo}\p{M}] in o200k
-	classLineBreak                   // [\r\n]
+	classLetter    uint16 = 1 << iota // \p{L}
+	classNumber                       // \p{N}
+	classSpace                        // \s (Unicode White_Space)
+	classUpperish                     // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] in o200k
+	classLowerish                     // [\p{Ll}\p{Lm}\p{Lo}\p{M}] in o200k
+	classLineBreak                    // [\r\n]
+	classPunct                        // \p{P}, in DeepSeek-V3's pattern
+	classSymbol                       // \p{S}, in DeepSeek-V3's pattern
+	classMark                         // \p{M}, in DeepSeek-V3's pattern
 )
 
 // classOther is a rune that is neither letter, number nor space: the class
 // [^\s\p{L}\p{N}] of the punctuation alternatives.
-const classOther uint8 = 0
+const classOther uint16 = 0
 
 // bmpClasses holds the class of every rune of the Basic Multilingual Plane,
 // so the scanner does one load per rune instead of walking Unicode tables.
 var (
-	bmpClasses     [0x10000]uint8
+	bmpClasses     [0x10000]uint16
 	bmpClassesOnce sync.Once
 )
 
@@ -39,15 +42,15 @@ func initClasses() {
 // classRun is a run of runes [lo, hi] sharing the same classes.
 type classRun struct {
 	lo, hi  rune
-	classes uint8
+	classes uint16
 }
 
 // computeClass looks r up in the tables taken from Hugging Face tokenizers
 // (unicode_tables.go), whose regex engine follows a newer Unicode version
 // than Go's unicode package: runes assigned since Unicode 15.0, such as CJK
 // Extension I, are letters there and must be here too.
-func computeClass(r rune) uint8 {
-	var c uint8
+func computeClass(r rune) uint16 {
+	var c uint16
 	if k, found := slices.BinarySearchFunc(hfClassRuns, r, func(run classRun, r rune) int {
 		switch {
 		case run.hi < r:
@@ -67,7 +70,7 @@ func computeClass(r rune) uint8 {
 
 // classAt decodes the rune at s[i] and returns its class and width.
 // Invalid UTF-8 is one byte of class other, as U+FFFD would be.
-func classAt(s string, i int) (uint8, int) {
+func classAt(s string, i int) (uint16, int) {
 	b := s[i]
 	if b < utf8.RuneSelf {
 		return bmpClasses[b], 1
@@ -80,7 +83,7 @@ func classAt(s string, i int) (uint8, int) {
 }
 
 // lastClass decodes the last rune of s[:end] and returns its class and width.
-func lastClass(s string, end int) (uint8, int) {
+func lastClass(s string, end int) (uint16, int) {
 	r, size := utf8.DecodeLastRuneInString(s[:end])
 	if r < 0x10000 {
 		return bmpClasses[r], size
@@ -90,7 +93,7 @@ func lastClass(s string, end int) (uint8, int) {
 
 // runEnd returns the end of the run of runes starting at i that have any of
 // the bits in want.
-func runEnd(s string, i int, want uint8) int {
+func runEnd(s string, i int, want uint16) int {
 	for i < len(s) {
 		c, size := classAt(s, i)
 		if c&want == 0 {

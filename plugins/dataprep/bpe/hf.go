@@ -147,7 +147,7 @@ func (f *hfFile) byteLevel(v *vocabulary) error {
 	if v.pattern, err = f.PreTokenizer.pattern(); err != nil {
 		return fmt.Errorf("pre_tokenizer: %w", err)
 	}
-	if v.tokens, err = hfTokens(f.Model.Vocab); err != nil {
+	if v.tokens, err = hfTokens(f.Model.Vocab, f.AddedTokens); err != nil {
 		return fmt.Errorf("model.vocab: %w", err)
 	}
 	return nil
@@ -215,8 +215,23 @@ func (p *hfPreTokenizer) pattern() (Pattern, error) {
 			break
 		}
 		return split.splitPattern()
+	case p.Type == "Sequence" && len(p.Pretokenizers) == len(deepSeekV3Regexes)+1 && p.isDeepSeekV3():
+		return PatternDeepSeekV3, nil
 	}
-	return 0, fmt.Errorf("only ByteLevel (use_regex, no prefix space) or Sequence[Split, ByteLevel] is supported, got %s", p.describe())
+	return 0, fmt.Errorf("only ByteLevel (use_regex, no prefix space), Sequence[Split, ByteLevel] or DeepSeek-V3's Sequence[Split, Split, Split, ByteLevel] is supported, got %s", p.describe())
+}
+
+// isDeepSeekV3 reports whether a Sequence is DeepSeek-V3's: its three
+// isolating Splits, then a ByteLevel that does not split again.
+func (p *hfPreTokenizer) isDeepSeekV3() bool {
+	for k, re := range deepSeekV3Regexes {
+		split := p.Pretokenizers[k]
+		if split.Type != "Split" || split.Pattern.Regex == nil || *split.Pattern.Regex != re || split.Behavior != "Isolated" || split.Invert {
+			return false
+		}
+	}
+	bl := p.Pretokenizers[len(deepSeekV3Regexes)]
+	return bl.Type == "ByteLevel" && !bl.UseRegex && (bl.AddPrefixSpace == nil || !*bl.AddPrefixSpace)
 }
 
 // splitPattern accepts a Split whose regex is a known pattern and whose
@@ -285,10 +300,21 @@ func (p *hfPreTokenizer) describe() string {
 	return "Sequence[" + strings.Join(parts, ", ") + "]"
 }
 
-func hfTokens(vocab map[string]uint32) (map[string]uint32, error) {
+// hfTokens decodes the byte-level spelling of the vocabulary's tokens. An
+// added token the vocabulary also lists under its own text (DeepSeek-V3's
+// special tokens) is matched as an added token, not merged to, and is left
+// out.
+func hfTokens(vocab map[string]uint32, added []hfAddedToken) (map[string]uint32, error) {
+	isAdded := make(map[string]bool, len(added))
+	for _, a := range added {
+		isAdded[a.Content] = true
+	}
 	tokens := make(map[string]uint32, len(vocab))
 	for spelled, id := range vocab {
 		raw, ok := decodeByteLevel(spelled)
+		if !ok && isAdded[spelled] {
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("token %q is not byte-level encoded", spelled)
 		}

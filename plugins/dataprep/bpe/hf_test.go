@@ -106,7 +106,7 @@ func TestClassesNewerThanGo(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		r    rune
-		want uint8
+		want uint16
 	}{
 		"CJK Extension I (15.1)": {r: 0x2EBF0, want: classLetter | classUpperish | classLowerish},
 		"Latin a":                {r: 'a', want: classLetter | classLowerish},
@@ -118,5 +118,49 @@ func TestClassesNewerThanGo(t *testing.T) {
 		if got := computeClass(tc.r); got != tc.want {
 			t.Errorf("%s: class of U+%04X = %06b, want %06b", name, tc.r, got, tc.want)
 		}
+	}
+}
+
+// TestDeepSeekV3File reads DeepSeek-V3's kind of file: its three Splits in
+// a row, an empty normalizer Sequence, and special tokens the vocabulary
+// also lists under their own (not byte-level) text. Numbers go in threes
+// and a CJK run stands apart from the letters before it.
+func TestDeepSeekV3File(t *testing.T) {
+	t.Parallel()
+	var file map[string]any
+	if err := json.Unmarshal(byteLevelFile(t), &file); err != nil {
+		t.Fatal(err)
+	}
+	splits := []map[string]any{}
+	for _, re := range deepSeekV3Regexes {
+		splits = append(splits, map[string]any{"type": "Split", "pattern": map[string]any{"Regex": re}, "behavior": "Isolated", "invert": false})
+	}
+	file["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": append(splits,
+		map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false})}
+	file["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{}}
+	file["added_tokens"] = append(file["added_tokens"].([]any), map[string]any{"id": 303, "content": "<｜end▁of▁sentence｜>", "special": true})
+	file["model"].(map[string]any)["vocab"].(map[string]any)["<｜end▁of▁sentence｜>"] = 303
+	data, err := json.Marshal(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Open(path, KindHF, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Pattern() != PatternDeepSeekV3 {
+		t.Errorf("pattern %v, want %v", tok.Pattern(), PatternDeepSeekV3)
+	}
+	var pieces []string
+	tok.Pattern().Split("ab12345中文", func(p string) { pieces = append(pieces, p) })
+	if diff := cmp.Diff([]string{"ab", "123", "45", "中文"}, pieces); diff != "" {
+		t.Errorf("pieces (-want +got):\n%s", diff)
+	}
+	if id, ok := tok.SpecialID("<｜end▁of▁sentence｜>"); !ok || id != 303 {
+		t.Errorf("special <｜end▁of▁sentence｜> = %d, %v; want 303", id, ok)
 	}
 }

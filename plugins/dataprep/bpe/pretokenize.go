@@ -24,7 +24,20 @@ const (
 	// PatternQwen2 is cl100k_base's with single digits, as Qwen2 and Qwen3
 	// split.
 	PatternQwen2
+	// PatternDeepSeekV3 is DeepSeek-V3's chain of three Splits (see
+	// deepSeekV3Regexes): numbers in threes, runs of CJK ideographs and
+	// kana, then words, punctuation and whitespace.
+	PatternDeepSeekV3
 )
+
+// deepSeekV3Regexes are the Split regexes DeepSeek-V3's pre-tokenizer
+// applies one after the other, each to the pieces of the one before,
+// every match kept as its own piece and the text between matches too.
+var deepSeekV3Regexes = [3]string{
+	`\p{N}{1,3}`,
+	`[一-龥぀-ゟ゠-ヿ]+`,
+	"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+}
 
 // patternRegex holds the reference regexes, as tiktoken and tokenizer.json
 // files spell them.
@@ -38,16 +51,17 @@ var patternRegex = map[Pattern]string{
 }
 
 var patternNames = map[Pattern]string{
-	PatternGPT2:   "gpt2",
-	PatternCL100K: "cl100k",
-	PatternO200K:  "o200k",
-	PatternQwen2:  "qwen2",
+	PatternGPT2:       "gpt2",
+	PatternCL100K:     "cl100k",
+	PatternO200K:      "o200k",
+	PatternQwen2:      "qwen2",
+	PatternDeepSeekV3: "deepseek_v3",
 }
 
 // patternList names the known patterns, in order.
 func patternList() []string {
 	var names []string
-	for p := PatternGPT2; p <= PatternQwen2; p++ {
+	for p := PatternGPT2; p <= PatternDeepSeekV3; p++ {
 		names = append(names, p.String())
 	}
 	return names
@@ -60,7 +74,8 @@ func (p Pattern) String() string {
 	return fmt.Sprintf("Pattern(%d)", int(p))
 }
 
-// Regex returns the reference regular expression the pattern implements.
+// Regex returns the reference regular expression the pattern implements;
+// DeepSeek-V3's chain of them has none (deepSeekV3Regexes).
 func (p Pattern) Regex() string { return patternRegex[p] }
 
 // patternFromRegex recognises a reference regex given in a vocabulary file.
@@ -98,6 +113,8 @@ func (p Pattern) scanner() func(string, int) int {
 		return nextO200K
 	case PatternQwen2:
 		return nextQwen2
+	case PatternDeepSeekV3:
+		return nextDeepSeekV3
 	}
 	panic(fmt.Sprintf("bpe: scanner for unknown %v", p))
 }
@@ -320,6 +337,119 @@ func contraction(s string, i int, fold bool) int {
 		}
 	}
 	return 0
+}
+
+// nextDeepSeekV3 scans DeepSeek-V3's chain of Splits at i, which is where
+// a piece of the chain's output starts. The first Split cuts numbers into
+// runs of up to three; the second isolates runs of CJK ideographs and kana
+// in what is left; the third splits each resulting stretch with its regex,
+// the text no alternative matches becoming pieces of their own. Every run
+// the third Split scans stops at the end of its stretch, and a whitespace
+// run that reaches it is at the end of its text for \s+(?!\S).
+func nextDeepSeekV3(s string, i int) int {
+	if c, _ := classAt(s, i); c&classNumber != 0 {
+		return numberEnd(s, i, 3)
+	}
+	st := deepSeekStretch{cjk: isDeepSeekCJK(s, i)}
+	if e := st.matchEnd(s, i); e > i {
+		return e
+	}
+	_, size := classAt(s, i)
+	for j := i + size; j < len(s); j += size {
+		if st.stop(s, j) || st.matchEnd(s, j) > j {
+			return j
+		}
+		_, size = classAt(s, j)
+	}
+	return len(s)
+}
+
+// deepSeekStretch is a piece of the first two Splits, which the third
+// splits: a run of CJK runes, or text between numbers and CJK runs.
+type deepSeekStretch struct{ cjk bool }
+
+// stop reports whether the rune at i is past the end of the stretch.
+func (st deepSeekStretch) stop(s string, i int) bool {
+	if st.cjk {
+		return !isDeepSeekCJK(s, i)
+	}
+	c, _ := classAt(s, i)
+	return c&classNumber != 0 || isDeepSeekCJK(s, i)
+}
+
+// matchEnd matches the third Split's regex at i, or returns i.
+func (st deepSeekStretch) matchEnd(s string, i int) int {
+	if s[i] < utf8.RuneSelf && isByteIn(s[i], "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") {
+		e := i + 1
+		for e < len(s) && ('A' <= s[e] && s[e] <= 'Z' || 'a' <= s[e] && s[e] <= 'z') {
+			e++
+		}
+		if e > i+1 {
+			return e
+		}
+	}
+	c0, size0 := classAt(s, i)
+	const word = classLetter | classMark
+	if c0&word != 0 {
+		return st.runEnd(s, i, word)
+	}
+	if c0&(classLetter|classPunct|classSymbol|classLineBreak) == 0 && i+size0 < len(s) && !st.stop(s, i+size0) {
+		if c1, _ := classAt(s, i+size0); c1&word != 0 {
+			return st.runEnd(s, i+size0, word)
+		}
+	}
+	const punct = classPunct | classSymbol
+	j := i
+	if s[i] == ' ' && i+1 < len(s) && !st.stop(s, i+1) {
+		j = i + 1
+	}
+	if c, _ := classAt(s, j); c&punct != 0 {
+		e := st.runEnd(s, j, punct)
+		for e < len(s) && (s[e] == '\r' || s[e] == '\n') && !st.stop(s, e) {
+			e++
+		}
+		return e
+	}
+	if c0&classSpace != 0 {
+		return st.spaceEnd(s, i)
+	}
+	return i
+}
+
+// runEnd is runEnd stopping at the end of the stretch.
+func (st deepSeekStretch) runEnd(s string, i int, want uint16) int {
+	for i < len(s) && !st.stop(s, i) {
+		c, size := classAt(s, i)
+		if c&want == 0 {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+// spaceEnd matches \s*[\r\n]+|\s+(?!\S)|\s+ at i, which holds a space;
+// a run that reaches the end of the stretch is whole, as at the end of text.
+func (st deepSeekStretch) spaceEnd(s string, i int) int {
+	e := st.runEnd(s, i, classSpace)
+	for k := e - 1; k >= i; k-- {
+		if s[k] == '\r' || s[k] == '\n' {
+			return k + 1
+		}
+	}
+	if e == len(s) || st.stop(s, e) {
+		return e
+	}
+	return spaceRunTail(s, i, e)
+}
+
+// isDeepSeekCJK reports whether the rune at i is in [一-龥぀-ゟ゠-ヿ].
+func isDeepSeekCJK(s string, i int) bool {
+	if s[i] < 0xE3 || s[i] > 0xE9 {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return r >= 0x4E00 && r <= 0x9FA5 || r >= 0x3040 && r <= 0x30FF
 }
 
 func isByteIn(b byte, set string) bool {

@@ -102,3 +102,79 @@ func FuzzScannerMatchesRegex(f *testing.F) {
 		}
 	})
 }
+
+// deepSeekV3Pieces splits text as DeepSeek-V3's pre-tokenizer specifies:
+// each regex, run by a backtracking engine, splits every piece of the one
+// before, keeping matches and the text between them.
+func deepSeekV3Pieces(t testing.TB, text string) []string {
+	t.Helper()
+	pieces := []string{text}
+	for _, src := range deepSeekV3Regexes {
+		re, err := regexp2.Compile(src, regexp2.None)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var next []string
+		for _, piece := range pieces {
+			at := 0
+			runes := []rune(piece)
+			m, err := re.FindStringMatch(piece)
+			for ; m != nil && err == nil; m, err = re.FindNextMatch(m) {
+				if m.Index > at {
+					next = append(next, string(runes[at:m.Index]))
+				}
+				next = append(next, m.String())
+				at = m.Index + m.Length
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if at < len(runes) {
+				next = append(next, string(runes[at:]))
+			}
+		}
+		pieces = next
+	}
+	return pieces
+}
+
+func TestDeepSeekV3ScannerMatchesRegexes(t *testing.T) {
+	t.Parallel()
+	texts := map[string]string{
+		"words and numbers":  "In 2024, 12345 people paid $1,000.50 each; x=42y",
+		"ascii punctuation":  "'s don't .NET #include <stdio.h> a_b C++ e-mail",
+		"spaces":             "a  b   c \n\n  d\t\te   ",
+		"lines":              "x\r\n\r\n  y \n z\n",
+		"cjk":                "中文和日本語のテキスト、カタカナ・ひらがな゛。한국어 텍스트",
+		"cjk then spaces":    "中文   中文 x  12  ",
+		"marks and symbols":  "e\u0301 \u0301 \u0301a ा हिन्दी ≤≥ €5 © ™",
+		"controls and emoji": "a\u0001b \u200d😀 👍🏽 \u0000 \ufeffz",
+		"unicode spaces":     "a\u00a0b\u3000c\u2028d\u0085e",
+		"digits in scripts":  "٣٤٥٦ ²³ ½ Ⅻ 〇一二",
+	}
+	for name, text := range texts {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want := deepSeekV3Pieces(t, text)
+			if diff := cmp.Diff(want, scannerPieces(PatternDeepSeekV3, text)); diff != "" {
+				t.Errorf("pieces (-regexes +scanner):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzDeepSeekV3Scanner checks the DeepSeek-V3 scanner against its chain
+// of regexes on arbitrary valid UTF-8.
+func FuzzDeepSeekV3Scanner(f *testing.F) {
+	for _, seed := range []string{"Hello, world 12345!", "  a\n\n b", "中文カ・タ x", "e\u0301/\n/x", "😀 \u0001 ½"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) {
+			t.Skip("the reference regexes run on valid text")
+		}
+		if diff := cmp.Diff(deepSeekV3Pieces(t, text), scannerPieces(PatternDeepSeekV3, text)); diff != "" {
+			t.Errorf("on %q: pieces (-regexes +scanner):\n%s", text, diff)
+		}
+	})
+}
