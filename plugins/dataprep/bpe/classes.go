@@ -20,8 +20,8 @@ const (
 	classMark                         // \p{M}, in DeepSeek-V3's pattern
 )
 
-// classOther is a rune that is neither letter, number nor space: the class
-// [^\s\p{L}\p{N}] of the punctuation alternatives.
+// classOther is the class of a rune in none of the classes above (an
+// unassigned or control rune, say).
 const classOther uint16 = 0
 
 // bmpClasses holds the class of every rune of the Basic Multilingual Plane,
