@@ -345,16 +345,17 @@ class Trainer:
         return c.get("dtype") or c.get("torch_dtype") or "bfloat16"
 
     def _batch(self, step):
-        return self._checked(self.batches.local(step, self.dp_rank, self.layout["dp"]))
+        batch = self._checked(self.batches.local(step, self.dp_rank, self.layout["dp"]))
+        inputs, labels = inputs_and_labels(batch, self.batches.local_mask(step, self.dp_rank, self.layout["dp"]))
+        return inputs.to(self.device, non_blocking=True), labels.to(self.device, non_blocking=True)
 
     def _checked(self, batch):
-        """The batch on this rank's device, once its tokens fit the vocabulary."""
+        """The batch, once its tokens fit the vocabulary."""
         top = int(batch.max())
         if top >= self.args.vocab:
             raise TrainerError("Token beyond the vocabulary", f"The data holds token id {top}, but the model's vocab is {self.args.vocab}. "
                                "Raise vocab in the model block to cover the tokenizer.")
-        inputs, labels = inputs_and_labels(batch, self.batches.local_mask(step, self.dp_rank, self.layout["dp"]))
-        return inputs.to(self.device, non_blocking=True), labels.to(self.device, non_blocking=True)
+        return batch
 
     def _step(self, batch):
         """Forward and backward of one optimizer step; returns this rank's
@@ -444,7 +445,8 @@ class Trainer:
         total = 0.0
         with torch.no_grad(), parallel.loss_context(self.layout["tp"]):
             for b in range(self.valid.batches):
-                total += self._replica_mean(self._eval_loss(self._checked(self.valid.local(b, self.dp_rank, self.layout["dp"]))))
+                batch = self._checked(self.valid.local(b, self.dp_rank, self.layout["dp"]))
+                total += self._replica_mean(self._eval_loss(batch.to(self.device, non_blocking=True)))
         for part in self.parts:
             part.train()
         loss = total / self.valid.batches
