@@ -1,13 +1,14 @@
 # The LoRA fine-tune of qwen2-7b-lora.hcl on one H200, run by gpuflow's own
-# trainer: Glaive-shaped function-calling records rendered through Qwen2's
-# chat format and tokenized with Qwen2's tokenizer, rank-64 adapters on the
-# attention projections of Qwen2-7B-Instruct, exported as a PEFT folder.
+# trainer: Glaive-shaped function-calling conversations rendered by Qwen2's
+# chat template and tokenized with Qwen2's tokenizer, the loss on the
+# assistant's tokens only, rank-64 adapters on the attention projections of
+# Qwen2-7B-Instruct, exported as a PEFT folder.
 # The recipe is the reference exercise's (qwen2-7b-lora.hcl says where each
 # figure comes from); the layout is the one the plan finds fastest for one
 # H200 at the recipe's 8 sequences of 4096 tokens per step.
 #
 #   scripts/tokenizer/fetch.sh qwen2_5 models/Qwen2-7B-Instruct   # if the folder lacks them
-#   python3 scripts/data/glaive_records.py workloads/data/raw/glaive/records.jsonl
+#   python3 scripts/data/glaive_records.py --shape chat workloads/data/raw/glaive/records.jsonl
 #   gpuflow plan workloads/qwen2-7b-lora-h200.hcl
 #   gpuflow apply workloads/qwen2-7b-lora-h200.hcl
 
@@ -19,7 +20,7 @@ variable "base_model" {
 
 variable "records" {
   type        = string
-  description = "Function-calling records as JSONL with instruction, input and output fields; a glob."
+  description = "Function-calling conversations as JSONL, one per line: messages (OpenAI-style, with tool_calls) and tools; a glob."
   default     = "data/raw/glaive/*.jsonl"
 }
 
@@ -51,17 +52,12 @@ layout "one_gpu" {
 
 stage "data_prep" "glaive" {
   inputs = [var.records]
-  format = "template"
 
-  # Qwen2's chat format (ChatML), one record per training document.
-  template = <<-EOT
-    <|im_start|>system
-    {{.instruction}}<|im_end|>
-    <|im_start|>user
-    {{.input}}<|im_end|>
-    <|im_start|>assistant
-    {{.output}}<|im_end|>
-  EOT
+  # Each conversation rendered by Qwen2's own chat template (the one in
+  # tokenizer_config.json beside the tokenizer), the function schemas as
+  # its tools; the loss counts the assistant's tokens only.
+  format   = "chat"
+  train_on = "assistant"
 
   tokenizer {
     type = "hf"

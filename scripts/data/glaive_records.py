@@ -1,15 +1,17 @@
 """Writes function-calling records shaped like glaive-function-calling-v2's,
 made up from a fixed seed, so a workload can be tried end to end without
 the data set: a system prompt that lists one to three functions as JSON
-schemas, a user request, and the assistant's answer (a function call in
-the data set's <functioncall> form, or a plain reply when no function
-fits).
+schemas, a user request, and the assistant's function call, the
+function's response and the assistant's answer from it (or, for one
+request in five, a plain reply when no function fits).
 
   python3 scripts/data/glaive_records.py OUT.jsonl [--records N] [--seed S] [--shape template|chat]
 
 --shape template (the default) writes instruction, input and output
-fields, the record shape the reference exercise's template reads; chat
-writes OpenAI-style messages (system, user, assistant) and tools. The same
+fields, the record shape the reference exercise's template reads (the
+call in the data set's <functioncall> form, then FUNCTION RESPONSE and
+the answer); chat writes OpenAI-style messages (system, user, assistant
+with tool_calls, tool, assistant) and tools. The same
 seed and count always write the same bytes.
 """
 
@@ -72,6 +74,24 @@ def request(rng, name):
         {"principal": principal, "annual_rate": rate, "months": months}
 
 
+def response(rng, name, args):
+    """What the function returned, and the assistant's answer from it."""
+    if name == "get_weather":
+        t, sky = rng.randint(-5, 35), rng.choice(["sunny", "cloudy", "raining", "windy"])
+        return {"temperature": t, "unit": "celsius", "conditions": sky}, f"It is {t} degrees Celsius and {sky} in {args['city']} right now."
+    if name == "convert_currency":
+        v = round(args["amount"] * rng.uniform(0.01, 150), 2)
+        return {"converted_amount": v, "currency": args["to"]}, f"{args['amount']} {args['from']} is about {v} {args['to']}."
+    if name == "search_recipes":
+        found = [f"{args['query'].title()} No. {i + 1}" for i in range(args["max_results"])]
+        return {"recipes": found}, "Here is what I found: " + ", ".join(found) + "."
+    if name == "send_email":
+        return {"status": "sent"}, f"Your email to {args['to']} has been sent."
+    p, r, n = args["principal"], args["annual_rate"] / 1200, args["months"]
+    pay = round(p * r / (1 - (1 + r) ** -n), 2)
+    return {"monthly_payment": pay}, f"Your monthly payment would be ${pay}."
+
+
 def record(rng, shape):
     offered = rng.sample(FUNCTIONS, rng.randint(1, 3))
     system = "You are a helpful assistant with access to the following functions. Use them if required -\n" + \
@@ -81,16 +101,22 @@ def record(rng, shape):
         user, args = request(rng, name)
         call = {"name": name, "arguments": args}
         answer = "<functioncall> " + json.dumps(call)
+        result, reply = response(rng, name, args)
     else:
         user = rng.choice(["Can you tell me a joke?", "What is the capital of Peru?", "Thanks, that is all for today."])
         answer = "I'm sorry, none of the functions I have can help with that, but I'm happy to talk it through."
         call = None
     if shape == "template":
+        if call is not None:
+            answer += "\nFUNCTION RESPONSE: " + json.dumps(result) + "\n" + reply
         return {"instruction": system, "input": user, "output": answer}
-    assistant = {"role": "assistant", "content": answer} if call is None else \
-        {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]}
-    return {"messages": [{"role": "system", "content": system.split(" -\n")[0]}, {"role": "user", "content": user}, assistant],
-            "tools": [{"type": "function", "function": f} for f in offered]}
+    messages = [{"role": "system", "content": system.split(" -\n")[0]}, {"role": "user", "content": user}]
+    if call is None:
+        messages.append({"role": "assistant", "content": answer})
+    else:
+        messages += [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]},
+                     {"role": "tool", "content": json.dumps(result)}, {"role": "assistant", "content": reply}]
+    return {"messages": messages, "tools": [{"type": "function", "function": f} for f in offered]}
 
 
 def main():

@@ -5,10 +5,12 @@
 #   1. a Qwen2-7B-shaped folder with random weights, made here with
 #      transformers from Qwen2-7B-Instruct's config.json, with Qwen2's
 #      tokenizer files (fetched beforehand: scripts/tokenizer/fetch.sh);
-#   2. function-calling records from scripts/data/glaive_records.py;
+#   2. function-calling conversations from scripts/data/glaive_records.py;
 #   3. gpuflow plan (saved before anything runs), then the data prep;
 #   4. the reference recipe (transformers Trainer + PEFT) on the data
-#      prep's shards (qwen2_7b_lora.py hf);
+#      prep's shards and loss masks (qwen2_7b_lora.py hf), then the
+#      matrix products and attention of one micro-batch timed alone
+#      (qwen2_7b_lora.py parts);
 #   5. gpuflow apply: LoRA fine-tune and PEFT export;
 #   6. the exported adapters loaded with PeftModel.from_pretrained;
 #   7. the table: plan, gpuflow, reference.
@@ -53,7 +55,7 @@ trap 'say "stopped by a signal"; exit 1' TERM INT
 
 say "$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1); $(python3 -c 'import torch, transformers, peft; print("torch", torch.__version__, "transformers", transformers.__version__, "peft", peft.__version__)')"
 cp "$DIR/qwen2-7b-lora-h200.hcl" "$WL"
-python3 "$DIR/glaive_records.py" "$WORK/data/raw/glaive/records.jsonl"
+python3 "$DIR/glaive_records.py" --shape chat "$WORK/data/raw/glaive/records.jsonl"
 say "records: $(wc -l < "$WORK/data/raw/glaive/records.jsonl")"
 
 (cd "$WORK" && "$GF" plan -no-color "${VARS[@]}" "$WL" > plan.txt 2>&1; "$GF" plan -json "${VARS[@]}" "$WL" > plan.json 2> plan.err)
@@ -72,6 +74,8 @@ timeout -k 10 ${HF_TIMEOUT:-150} python3 "$DIR/qwen2_7b_lora.py" hf "$MODEL" "$D
 	--steps "${HF_STEPS:-8}" --skip 3 --json "$WORK/hf.json" > "$WORK/hf.log" 2>&1
 say "reference exit $?"
 grep -v "Warning\|warn" "$WORK/hf.log" | tail -n 4
+python3 "$DIR/qwen2_7b_lora.py" parts --json "$WORK/parts.json" > "$WORK/parts.log" 2>&1
+say "parts exit $?: $(tail -c 600 "$WORK/parts.log")"
 
 say "gpuflow apply"
 (cd "$WORK" && timeout -k 30 ${GF_TIMEOUT:-240} "$GF" apply -auto-approve -no-color "${VARS[@]}" "$WL" > apply.log 2>&1)

@@ -10,9 +10,13 @@
       transformers Trainer + PEFT LoRA (r 64, alpha 128, dropout 0.05 on
       q/k/v/o), micro-batch 2, accumulation 4, gradient checkpointing, bf16,
       fused AdamW, sequences of 4096 tokens (the shards' packed samples,
-      read with gpuflow's own reader from TRAINER, so no token is padding).
+      read with gpuflow's own reader from TRAINER, so no token is padding;
+      where the shards have loss masks, the masked labels are -100).
       Tokens/s: 8 x 4096 tokens per optimizer step over the wall time
       between the ends of consecutive steps, steps after the first K.
+  python3 qwen2_7b_lora.py parts --json OUT
+      the matrix products and attention of one micro-batch at the model's
+      shapes, each timed alone: the step's floor, to tell what else it spends.
   python3 qwen2_7b_lora.py table WORK
       the plan beside gpuflow's run and the reference recipe's.
 """
@@ -82,17 +86,22 @@ def hf(a):
     sys.path.insert(0, a.trainer)
     from data import Batches, TokenShards
 
-    batches = Batches(TokenShards([a.shards], SEQ), MICRO * ACCUM, 0)
+    masked = os.path.exists(a.shards + ".mask.bin")
+    batches = Batches(TokenShards([a.shards], SEQ, masks=[a.shards + ".mask"] if masked else None), MICRO * ACCUM, 0)
     rows = []
     for s in range(a.steps):
-        rows.extend(batches.local(s, 0, 1)[:, :SEQ])
+        tokens = batches.local(s, 0, 1)[:, :SEQ]
+        labels = tokens.clone()
+        if masked:  # transformers shifts the labels itself: label t is token t, trained where its mask is 1
+            labels[batches.local_mask(s, 0, 1)[:, :SEQ] == 0] = -100
+        rows.extend(zip(tokens, labels))
 
     class Packed(torch.utils.data.Dataset):
         def __len__(self):
             return len(rows)
 
         def __getitem__(self, i):
-            return {"input_ids": rows[i], "labels": rows[i], "attention_mask": torch.ones(SEQ, dtype=torch.int64)}
+            return {"input_ids": rows[i][0], "labels": rows[i][1], "attention_mask": torch.ones(SEQ, dtype=torch.int64)}
 
     t0 = time.perf_counter()
     model = AutoModelForCausalLM.from_pretrained(a.dir, dtype=torch.bfloat16, device_map={"": 0})
@@ -118,10 +127,73 @@ def hf(a):
            "steps": a.steps, "skipped": a.skip, "step_s": times, "tokens_per_step": tokens,
            "tokens_per_s": tokens * len(timed) / sum(timed), "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
            "peak_allocated_bytes": torch.cuda.max_memory_allocated(), "losses": losses, "lora_b_max_abs": moved,
-           "attn": model.config._attn_implementation, "padding_tokens": 0}
+           "attn": model.config._attn_implementation, "padding_tokens": 0,
+           "trained_label_share": sum(int((l[1:] != -100).sum()) for _, l in rows) / (len(rows) * (SEQ - 1))}
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
     print(json.dumps({k: v for k, v in out.items() if k != "step_s"}))
+
+
+def parts(a):
+    """Times, at Qwen2-7B's shapes, the matrix products and the attention
+    one micro-batch of 4096 tokens runs under LoRA on q/k/v/o (forward and
+    input gradients; the frozen weights get no weight gradient), each alone
+    in a loop: what a step would take if nothing else ran."""
+    import torch
+    import torch.nn.functional as F
+    dev, bf = "cuda", torch.bfloat16
+    h, ffn, heads, kv, hd, vocab, layers, rank = 3584, 18944, 28, 4, 128, 152064, 28, 64
+    x = torch.randn(SEQ, h, device=dev, dtype=bf)
+
+    def timed(fn, n=20):
+        for _ in range(3):
+            fn()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / n / 1e3
+
+    def product(n_in, n_out):
+        """Forward y = x W^T and the input gradient dy W."""
+        w = torch.randn(n_out, n_in, device=dev, dtype=bf)
+        xi = torch.randn(SEQ, n_in, device=dev, dtype=bf)
+        dy = torch.randn(SEQ, n_out, device=dev, dtype=bf)
+        return timed(lambda: xi @ w.t()) + timed(lambda: dy @ w)
+
+    def adapter(n_in, n_out):
+        """LoRA's four small products forward, and backward both gradients of each."""
+        A = torch.randn(rank, n_in, device=dev, dtype=bf)
+        B = torch.randn(n_out, rank, device=dev, dtype=bf)
+        xi = torch.randn(SEQ, n_in, device=dev, dtype=bf)
+        r = torch.randn(SEQ, rank, device=dev, dtype=bf)
+        dy = torch.randn(SEQ, n_out, device=dev, dtype=bf)
+        fwd = timed(lambda: xi @ A.t()) + timed(lambda: r @ B.t())
+        bwd = timed(lambda: dy @ B) + timed(lambda: dy.t() @ r) + timed(lambda: r @ A) + timed(lambda: r.t() @ xi)
+        return fwd + bwd
+
+    q = torch.randn(1, heads, SEQ, hd, device=dev, dtype=bf, requires_grad=True)
+    k = torch.randn(1, heads, SEQ, hd, device=dev, dtype=bf, requires_grad=True)
+    v = torch.randn(1, heads, SEQ, hd, device=dev, dtype=bf, requires_grad=True)
+    g = torch.randn(1, heads, SEQ, hd, device=dev, dtype=bf)
+
+    def attention():
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out.backward(g)
+
+    per_layer = {"q_proj": product(h, heads * hd), "k_proj": product(h, kv * hd), "v_proj": product(h, kv * hd),
+                 "o_proj": product(heads * hd, h), "gate_proj": product(h, ffn), "up_proj": product(h, ffn),
+                 "down_proj": product(ffn, h), "attention": timed(attention, 10),
+                 "adapters": adapter(h, heads * hd) + 2 * adapter(h, kv * hd) + adapter(heads * hd, h)}
+    head = product(h, vocab)
+    del x
+    total = layers * sum(per_layer.values()) + head
+    out = {"per_layer_s": per_layer, "output_layer_s": head, "micro_batch_s": total, "tokens": SEQ}
+    with open(a.json, "w") as f:
+        json.dump(out, f, indent=1)
+    print(json.dumps(out))
 
 
 def table(a):
@@ -160,10 +232,12 @@ def main():
     h.add_argument("--steps", type=int, default=8)
     h.add_argument("--skip", type=int, default=3)
     h.add_argument("--json", required=True)
+    p = sub.add_parser("parts")
+    p.add_argument("--json", required=True)
     t = sub.add_parser("table")
     t.add_argument("work")
     a = ap.parse_args()
-    {"make": make, "hf": hf, "table": table}[a.cmd](a)
+    {"make": make, "hf": hf, "parts": parts, "table": table}[a.cmd](a)
 
 
 if __name__ == "__main__":
