@@ -139,6 +139,9 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 	if diags = append(diags, cdiags...); cdiags.HasErrors() {
 		return nil, diags
 	}
+	if wdiags := p.checkWeights(n, sp, config); wdiags.HasErrors() {
+		return nil, append(diags, wdiags...)
+	}
 	// The layout is settled (searched, for an auto layout) before the
 	// plugin sees the body, so it validates and plans the real degrees.
 	if p.wantsAuto(n) {

@@ -31,6 +31,13 @@ type StageContract struct {
 	// Estimate, when set, has the engine estimate the stage. It needs the
 	// hardware, model and layout meta-arguments.
 	Estimate *EstimateInputs
+	// Weights name top-level attributes that hold a folder of model
+	// weights the stage starts from (a finetune's base, a pretrain's
+	// init). Where one holds a path known at plan time to a Hugging Face
+	// model folder, the engine checks the folder (config.json and the
+	// safetensors headers, never the weights) against the stage's model,
+	// so a broken or mismatched folder fails the plan at that attribute.
+	Weights []string
 }
 
 // MetaArgument is one of the engine's meta-arguments a stage type takes.

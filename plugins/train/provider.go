@@ -110,13 +110,16 @@ func finetuneSchema() *api.BlockSchema {
 }
 
 // contract is both stage types' declaration to the engine: they train a
-// model with a layout on hardware, all three required, and are estimated
-// from their budget, framework and adapters.
+// model with a layout on hardware, all three required, are estimated
+// from their budget, framework and adapters, and start from the weights
+// in base (finetune) or init (pretrain), which the engine checks at plan
+// time against the model.
 var contract = &api.StageContract{
 	MetaArguments: []api.MetaArgument{{Name: api.MetaHardware, Required: true}, {Name: api.MetaModel, Required: true},
 		{Name: api.MetaLayout, Required: true}},
 	Estimate: &api.EstimateInputs{Work: api.WorkTrain, TrainTokens: "train_tokens", Steps: "steps", Framework: "framework",
 		LoRA: "lora", GlobalBatch: "global_batch", CheckpointEvery: "checkpoint_every"},
+	Weights: []string{"base", "init"},
 }
 
 // Schema describes the three stage types.

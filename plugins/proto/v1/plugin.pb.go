@@ -394,7 +394,13 @@ type StageContract struct {
 	MetaArguments []*StageContract_MetaArgument `protobuf:"bytes,1,rep,name=meta_arguments,json=metaArguments,proto3" json:"meta_arguments,omitempty"`
 	// estimate is set when the engine should estimate the stage; it needs
 	// the hardware, model and layout meta-arguments.
-	Estimate      *StageContract_EstimateInputs `protobuf:"bytes,2,opt,name=estimate,proto3" json:"estimate,omitempty"`
+	Estimate *StageContract_EstimateInputs `protobuf:"bytes,2,opt,name=estimate,proto3" json:"estimate,omitempty"`
+	// weights name top-level attributes of the stage body that hold a
+	// folder of model weights the stage starts from. Where one holds a
+	// path known at plan time to a Hugging Face model folder (one with
+	// config.json), the engine checks the folder against the stage's model
+	// meta-argument before the plugin sees the stage.
+	Weights       []string `protobuf:"bytes,3,rep,name=weights,proto3" json:"weights,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -439,6 +445,13 @@ func (x *StageContract) GetMetaArguments() []*StageContract_MetaArgument {
 func (x *StageContract) GetEstimate() *StageContract_EstimateInputs {
 	if x != nil {
 		return x.Estimate
+	}
+	return nil
+}
+
+func (x *StageContract) GetWeights() []string {
+	if x != nil {
+		return x.Weights
 	}
 	return nil
 }
@@ -2181,10 +2194,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x1f.gpuflow.plugin.v1.Schema.BlockR\x05value:\x028\x01\x1a^\n" +
 	"\x0eContractsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x126\n" +
-	"\x05value\x18\x02 \x01(\v2 .gpuflow.plugin.v1.StageContractR\x05value:\x028\x01\"\xd2\x03\n" +
+	"\x05value\x18\x02 \x01(\v2 .gpuflow.plugin.v1.StageContractR\x05value:\x028\x01\"\xec\x03\n" +
 	"\rStageContract\x12T\n" +
 	"\x0emeta_arguments\x18\x01 \x03(\v2-.gpuflow.plugin.v1.StageContract.MetaArgumentR\rmetaArguments\x12K\n" +
-	"\bestimate\x18\x02 \x01(\v2/.gpuflow.plugin.v1.StageContract.EstimateInputsR\bestimate\x1a>\n" +
+	"\bestimate\x18\x02 \x01(\v2/.gpuflow.plugin.v1.StageContract.EstimateInputsR\bestimate\x12\x18\n" +
+	"\aweights\x18\x03 \x03(\tR\aweights\x1a>\n" +
 	"\fMetaArgument\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\brequired\x18\x02 \x01(\bR\brequired\x1a\xdd\x01\n" +

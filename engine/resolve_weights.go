@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/gpuflow/gpuflow/engine/model"
+	"github.com/gpuflow/gpuflow/engine/model/hf"
+	"github.com/gpuflow/gpuflow/plugins/api"
+)
+
+// checkWeights checks the folders of weights a stage starts from (its
+// contract's Weights: a finetune's base, a pretrain's init) where the
+// path is known at plan time and names a Hugging Face folder: the folder
+// must be one the trainer reads (config.json, every shard the index
+// names, tensors of the shapes and storage types config.json implies,
+// from the safetensors headers alone) and of the stage's model's shape.
+// A path another stage produces, a folder not there yet and a gpuflow
+// checkpoint are the plugin's to check when the stage applies.
+func (p *planner) checkWeights(n *stageNode, sp *StagePlan, config cty.Value) hcl.Diagnostics {
+	if n.plugin.Contract == nil || sp.Model == nil || !config.Type().IsObjectType() || config.IsNull() {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	for _, name := range n.plugin.Contract.Weights {
+		path, ok := knownPath(config, name)
+		if !ok {
+			continue
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(p.w.Config.Dir, path)
+		}
+		if st, err := os.Stat(filepath.Join(path, hf.ConfigFile)); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if detail := folderProblem(path, name, sp.Model); detail != "" {
+			d := api.Diagnostics{{Severity: api.Error, Summary: "Unusable " + name + " folder", Detail: detail, Path: cty.GetAttrPath(name)}}
+			diags = append(diags, api.ToHCL(d, n.cfg.Body, n.spec)...)
+		}
+	}
+	return diags
+}
+
+// knownPath is the string value of attribute name, where it is known.
+func knownPath(config cty.Value, name string) (string, bool) {
+	if !config.Type().HasAttribute(name) {
+		return "", false
+	}
+	v := config.GetAttr(name)
+	if !v.IsKnown() || v.IsNull() || v.Type() != cty.String || v.AsString() == "" {
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+// folderProblem says what is wrong with the Hugging Face folder at path
+// as the weights of the stage's model, or "".
+func folderProblem(path, attr string, m *StageModel) string {
+	c, err := hf.ReadConfig(path)
+	if err == nil {
+		err = hf.CheckWeights(path, c)
+	}
+	if err != nil {
+		return fmt.Sprintf("gpuflow cannot start training from this folder: %v.", err)
+	}
+	if diff := shapeDifferences(c.Shape(), m.Shape); len(diff) > 0 {
+		return fmt.Sprintf("The folder's config.json does not describe model.%s: %s. Point %s at the folder of the model the stage trains, or name that folder in the model block (from = %q), which takes its shape from config.json.",
+			m.Name, strings.Join(diff, "; "), attr, path)
+	}
+	return ""
+}
+
+// shapeDifferences lists where folder, read from config.json, and want,
+// the stage's model, disagree on what the weights' shapes depend on.
+func shapeDifferences(folder, want model.Shape) []string {
+	var out []string
+	add := func(key, arg string, got, need any) {
+		if got != need {
+			out = append(out, fmt.Sprintf("%s = %v where the model has %s = %v", key, got, arg, need))
+		}
+	}
+	add("num_hidden_layers", "layers", folder.Layers, want.Layers)
+	add("hidden_size", "hidden", folder.Hidden, want.Hidden)
+	add("intermediate_size", "ffn_hidden", folder.FFNHidden, want.FFNHidden)
+	add("num_attention_heads", "heads", folder.Heads, want.Heads)
+	add("num_key_value_heads", "kv_heads", folder.KVHeads, want.KVHeads)
+	add("vocab_size", "vocab", folder.Vocab, want.Vocab)
+	add("tie_word_embeddings", "tied_embeddings", folder.TiedEmbeddings, want.TiedEmbeddings)
+	return out
+}
