@@ -12,7 +12,8 @@ type flops struct {
 	// executed adds the recomputed forward work.
 	executed float64
 	// fullEquivalent is executed with the frozen weights' gradients
-	// counted too: non-matmul work scales with it, not with LoRA's savings.
+	// counted too: the non-matrix work of a framework whose LoRA does not
+	// save it (Framework.FrozenGradsFree) scales with it.
 	fullEquivalent float64
 	// forward is the forward pass alone, executed once.
 	forward float64

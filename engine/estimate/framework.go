@@ -25,7 +25,8 @@ type Framework struct {
 	LogitBytes float64
 	// GEMMShare is the share of a training step's compute time spent in
 	// matrix products at bf16; the rest (norms, element-wise kernels,
-	// launches) does not speed up with fp8 or shrink with LoRA.
+	// launches) does not speed up with fp8, and shrinks with LoRA only
+	// where FrozenGradsFree says so.
 	GEMMShare float64
 	// FP8HeadBF16: under precision "fp8" the output layer's products stay
 	// in bf16 (gpuflow's trainer converts the blocks' linear layers only).
@@ -94,6 +95,14 @@ type Framework struct {
 	// so under LoRA the inputs only layers without adapters read are not
 	// held.
 	FrozenInputsFreed bool
+	// FrozenGradsFree: under LoRA the non-matrix work shrinks with the
+	// work executed, the frozen weights' gradients left out (gpuflow's
+	// trainer: a Qwen2-7B LoRA step spent half the non-matrix time that
+	// counting those gradients gave). Without it the non-matrix work is a
+	// full training pass's, as plain PyTorch's eager LoRA run on the
+	// Llama-3.2-1B shape measured (autocast casts every weight, frozen
+	// or not, in every pass).
+	FrozenGradsFree bool
 	// SelectiveKeepsProducts: selective recomputation keeps every matrix
 	// product's output and the attention output and reruns only the
 	// element-wise work (gpuflow's trainer), instead of Megatron's, which

@@ -125,8 +125,9 @@ func (j *job) tokensPerGPU() float64 {
 // gpuflow's trainer keeps the output layer's at bf16), attention (flash
 // attention kernels) at bf16, the non-matrix work around the linear
 // layers, which scales with a full training pass at bf16 whatever the
-// precision or LoRA, and what fp8's scaling and LoRA's adapters move
-// through memory.
+// precision (under LoRA, with the pass executed where the framework's
+// LoRA saves that work too), and what fp8's scaling and LoRA's adapters
+// move through memory.
 func (j *job) microCompute() float64 {
 	bf16 := j.rate(hardware.PrecisionBF16)
 	prec := j.rate(precision(j.l))
@@ -137,7 +138,11 @@ func (j *job) microCompute() float64 {
 	}
 	linear := (j.flops.executed-j.flops.attention-head)/prec + head/bf16
 	attention := j.flops.attention / bf16
-	rest := (j.flops.fullEquivalent - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
+	pass := j.flops.fullEquivalent
+	if j.fw.FrozenGradsFree {
+		pass = j.flops.executed
+	}
+	rest := (pass - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
 	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.adapterTraffic() + j.fp8Traffic() +
 		j.gradAccumulationTime()
 }

@@ -53,7 +53,7 @@ func trainer(name string, compiled bool) Framework {
 		ActivationCoefficient: fit.ActivationCoefficient, LogitBytes: trainerLogitBytes, GEMMShare: fit.GEMMShare,
 		StepBytesPerParam: trainerStepBytes, ReserveBytes: fit.ReserveBytes, ReserveBytesDistributed: fit.ReserveBytesWithPeers,
 		AllocatorSlack: fit.AllocatorSlack,
-		OverlapDP:      true, FSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
+		OverlapDP:      true, FSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
 		FP8HeadBF16: true, FP8DynamicScaling: true,
 		HostSPerLayer: fit.HostSPerLayer, HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
 	if !compiled {
