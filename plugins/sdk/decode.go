@@ -15,8 +15,9 @@ import (
 // pointer to a struct whose fields name their attributes with a tag,
 // `cty:"name"`. A nested object decodes into a struct or a pointer to one,
 // a list, set or tuple into a slice, a map or object into a map with string
-// keys, and a string, number or bool into a field of that kind; untagged
-// fields are left alone.
+// keys, a string, number or bool into a field of that kind or a pointer to
+// one (nil where the body leaves it out), and a value of any shape into a
+// field of type cty.Value, as it is; untagged fields are left alone.
 //
 // What the body leaves out, sets to null or does not know yet (a value
 // that depends on another stage, at plan time) leaves its field as it
@@ -65,19 +66,15 @@ func decodeValue(v cty.Value, dst reflect.Value, path cty.Path) api.Diagnostics 
 	if !v.IsKnown() || v.IsNull() {
 		return nil
 	}
+	if dst.Type() == ctyValueType {
+		dst.Set(reflect.ValueOf(v))
+		return nil
+	}
 	switch dst.Kind() {
 	case reflect.Struct:
 		return decodeStruct(v, dst, path)
 	case reflect.Pointer:
-		if dst.Type().Elem().Kind() != reflect.Struct {
-			break
-		}
-		elem := reflect.New(dst.Type().Elem())
-		diags := decodeStruct(v, elem.Elem(), path)
-		if v.Type().IsObjectType() || v.Type().IsMapType() {
-			dst.Set(elem)
-		}
-		return diags
+		return decodePointer(v, dst, path)
 	case reflect.Slice:
 		return decodeSlice(v, dst, path)
 	case reflect.Map:
@@ -87,6 +84,20 @@ func decodeValue(v cty.Value, dst reflect.Value, path cty.Path) api.Diagnostics 
 		return api.Diagnostics{invalid(path, fmt.Sprintf("%s: %s.", pathText(path, "the value"), err))}
 	}
 	return nil
+}
+
+// decodePointer sets dst to a new value decoded from v, and leaves it nil
+// where v itself does not fit; a struct with a member at fault is still set.
+func decodePointer(v cty.Value, dst reflect.Value, path cty.Path) api.Diagnostics {
+	elem := reflect.New(dst.Type().Elem())
+	diags := decodeValue(v, elem.Elem(), path)
+	for _, d := range diags {
+		if d.Path.Equals(path) {
+			return diags
+		}
+	}
+	dst.Set(elem)
+	return diags
 }
 
 func decodeSlice(v cty.Value, dst reflect.Value, path cty.Path) api.Diagnostics {
@@ -128,6 +139,8 @@ func decodeElement(e cty.Value, dst reflect.Value, path cty.Path) api.Diagnostic
 	}
 	return decodeValue(e, dst, path)
 }
+
+var ctyValueType = reflect.TypeFor[cty.Value]()
 
 func invalid(path cty.Path, detail string) api.Diagnostic {
 	return api.Diagnostic{Severity: api.Error, Summary: "Invalid value", Detail: detail, Path: path}

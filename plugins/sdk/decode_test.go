@@ -25,6 +25,8 @@ type testBody struct {
 	Merge   bool              `cty:"merge"`
 	Sched   string            `cty:"schedule"`
 	LoRA    *loraBody         `cty:"lora"`
+	MinLR   *float64          `cty:"min_lr"`
+	Data    cty.Value         `cty:"data"`
 	ignored string
 }
 
@@ -79,6 +81,24 @@ func TestDecode(t *testing.T) {
 			want:  testBody{Sched: "cosine", Steps: 7, Env: map[string]string{"A": ""}},
 			diags: []diagAt{{"Invalid value", `env["A"]`}},
 		},
+		"pointer to a number": {
+			body: map[string]cty.Value{"min_lr": cty.NumberFloatVal(1e-5)},
+			want: testBody{Sched: "cosine", Steps: 7, MinLR: ptr(1e-5)},
+		},
+		"pointer to a number of the wrong kind": {
+			body:  map[string]cty.Value{"min_lr": cty.StringVal("low")},
+			want:  defaults(),
+			diags: []diagAt{{"Invalid value", "min_lr"}},
+		},
+		"any value as it is": {
+			body: map[string]cty.Value{"data": strs("a", "b")},
+			want: testBody{Sched: "cosine", Steps: 7, Data: strs("a", "b")},
+		},
+		"string where a number goes": {
+			body:  map[string]cty.Value{"steps": cty.StringVal("ten"), "merge": cty.StringVal("yes")},
+			want:  defaults(),
+			diags: []diagAt{{"Invalid value", "steps"}, {"Invalid value", "merge"}},
+		},
 		"list where a struct goes": {
 			body:  map[string]cty.Value{"lora": strs("x")},
 			want:  defaults(),
@@ -89,7 +109,7 @@ func TestDecode(t *testing.T) {
 			t.Parallel()
 			got := defaults()
 			diags := Decode(cty.ObjectVal(tc.body), &got)
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(testBody{})); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(testBody{}), ctyValues); diff != "" {
 				t.Errorf("decoded (-want +got):\n%s", diff)
 			}
 			var at []diagAt
@@ -102,6 +122,16 @@ func TestDecode(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
+
+// ctyValues compares cty values by equality, the zero value included.
+var ctyValues = cmp.Comparer(func(a, b cty.Value) bool {
+	if a == cty.NilVal || b == cty.NilVal {
+		return a == b
+	}
+	return a.RawEquals(b)
+})
 
 // TestDecodeErrorsPointAtSource decodes HCL source: the host turns a
 // decoding error's path into the file, line and column of the element.

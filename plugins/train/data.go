@@ -10,6 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // dataPrefixes turns the data argument into Megatron shard prefixes: a
@@ -40,6 +41,13 @@ func dataPrefixes(v cty.Value, workDir string) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
+// dataSplit is a data_prep stage's split output, as far as training reads
+// it: the shard prefixes, or the paths of what the split holds.
+type dataSplit struct {
+	Megatron cty.Value `cty:"megatron"`
+	Paths    cty.Value `cty:"paths"`
+}
+
 // dataPaths reads the paths out of the value's accepted shapes.
 func dataPaths(v cty.Value) ([]string, error) {
 	switch {
@@ -48,12 +56,14 @@ func dataPaths(v cty.Value) ([]string, error) {
 	case v.Type() == cty.String:
 		return []string{v.AsString()}, nil
 	case v.Type().IsObjectType() || v.Type().IsMapType():
-		for _, key := range []string{"megatron", "paths"} {
-			if p := attrOf(v, key); !p.IsNull() {
-				paths, err := dataPaths(p)
-				if err == nil && len(paths) > 0 {
-					return paths, nil
-				}
+		var split dataSplit
+		sdk.Decode(v, &split) // takes any value: it cannot fail
+		for _, p := range []cty.Value{split.Megatron, split.Paths} {
+			if p == cty.NilVal {
+				continue
+			}
+			if paths, err := dataPaths(p); err == nil && len(paths) > 0 {
+				return paths, nil
 			}
 		}
 		return nil, fmt.Errorf("the object has no megatron shard paths (a data_prep stage writes them with output_format = [\"megatron\"])")

@@ -105,7 +105,7 @@ func validateEval(c cty.Value) api.Diagnostics {
 	diags = append(diags, validateGenerate(known(c, "generate"))...)
 	e := known(c, "expect")
 	for _, x := range expectations {
-		v := attrOf(e, x.attr)
+		v := known(e, x.attr)
 		if v.IsNull() {
 			continue
 		}
@@ -127,7 +127,7 @@ func validateGenerate(g cty.Value) api.Diagnostics {
 	var diags api.Diagnostics
 	at := cty.GetAttrPath("generate")
 	check := func(attr string, ok func(float64) bool, want string) {
-		v := attrOf(g, attr)
+		v := known(g, attr)
 		if v.IsNull() {
 			return
 		}
@@ -152,16 +152,24 @@ func evalDetails(c cty.Value) []api.Detail {
 		out = append(out, api.Detail{Key: "loss", Value: "on shards, " + budget})
 	}
 	if m := known(c, "multiple_choice"); !m.IsNull() {
-		out = append(out, api.Detail{Key: "multiple choice", Value: fieldString(m, "path", "?")})
+		out = append(out, api.Detail{Key: "multiple choice", Value: text(known(m, "path"))})
 	}
 	if g := known(c, "generate"); !g.IsNull() {
-		out = append(out, api.Detail{Key: "generate", Value: fieldString(g, "prompts", "?")})
+		out = append(out, api.Detail{Key: "generate", Value: text(known(g, "prompts"))})
 	}
 	e := known(c, "expect")
 	for _, x := range expectations {
-		if v := attrOf(e, x.attr); !v.IsNull() {
+		if v := known(e, x.attr); !v.IsNull() {
 			out = append(out, api.Detail{Key: "expect", Value: x.attr + " " + num(v)})
 		}
 	}
 	return out
+}
+
+// text is a string known at plan time, or "?".
+func text(v cty.Value) string {
+	if v.IsNull() || v.Type() != cty.String {
+		return "?"
+	}
+	return v.AsString()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuflow/gpuflow/plugins/api"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/bpe"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // evalConfig is what trainer/evaluate.py reads from config.json; the
@@ -133,54 +134,137 @@ func evalProcesses(l api.Layout, hw hardwareConfig, device string) (nodes, procs
 	return nodes, procs, diags
 }
 
+// evalArgs is an eval stage body: its arguments and blocks, and the
+// model, layout and hardware meta-arguments.
+type evalArgs struct {
+	Model          modelConfig    `cty:"model"`
+	Layout         api.Layout     `cty:"layout"`
+	Hardware       hardwareConfig `cty:"hardware"`
+	Weights        string         `cty:"weights"`
+	Base           string         `cty:"base"`
+	Data           cty.Value      `cty:"data"`
+	Tokens         float64        `cty:"tokens"`
+	Seed           float64        `cty:"seed"`
+	Device         string         `cty:"device"`
+	Tokenizer      *tokenizerArgs `cty:"tokenizer"`
+	MultipleChoice *choicesArgs   `cty:"multiple_choice"`
+	Generate       *generateArgs  `cty:"generate"`
+	Expect         expectArgs     `cty:"expect"`
+}
+
+type tokenizerArgs struct {
+	Type     string `cty:"type"`
+	Path     string `cty:"path"`
+	Encoding string `cty:"encoding"`
+}
+
+type choicesArgs struct {
+	Path string `cty:"path"`
+}
+
+type generateArgs struct {
+	Prompts      string  `cty:"prompts"`
+	MaxNewTokens int     `cty:"max_new_tokens"`
+	Temperature  float64 `cty:"temperature"`
+	TopP         float64 `cty:"top_p"`
+}
+
+// expectArgs are the thresholds; nil where the block leaves one out.
+type expectArgs struct {
+	MaxValidLoss    *float64 `cty:"max_valid_loss"`
+	MaxPerplexity   *float64 `cty:"max_perplexity"`
+	MinAccuracy     *float64 `cty:"min_accuracy"`
+	MinAccuracyNorm *float64 `cty:"min_accuracy_norm"`
+}
+
+// thresholds are the thresholds set, by attribute name as expectations
+// lists them.
+func (e expectArgs) thresholds() map[string]float64 {
+	out := map[string]float64{}
+	for attr, v := range map[string]*float64{"max_valid_loss": e.MaxValidLoss, "max_perplexity": e.MaxPerplexity,
+		"min_accuracy": e.MinAccuracy, "min_accuracy_norm": e.MinAccuracyNorm} {
+		if v != nil {
+			out[attr] = *v
+		}
+	}
+	return out
+}
+
+// decodeEvalArgs reads an eval stage body over the defaults of what it
+// leaves out, as docs/training.md lists them.
+func decodeEvalArgs(c cty.Value) (evalArgs, api.Diagnostics) {
+	d := defaultArgs()
+	args := evalArgs{Model: d.Model, Layout: d.Layout, Hardware: d.Hardware, Data: d.Data, Seed: defaultSeed, Device: deviceCUDA}
+	if diags := checkMeta(c); diags.HasErrors() {
+		return args, diags
+	}
+	diags := sdk.Decode(c, &args)
+	if args.Generate != nil && !hasAttr(c, "generate", "max_new_tokens") {
+		args.Generate.MaxNewTokens = defaultNewToks
+	}
+	if args.Generate != nil && !hasAttr(c, "generate", "top_p") {
+		args.Generate.TopP = 1
+	}
+	return args, diags
+}
+
+// hasAttr tells whether the body sets block.attr.
+func hasAttr(c cty.Value, block, attr string) bool {
+	return !known(known(c, block), attr).IsNull()
+}
+
 // decodeEval reads the stage body.
 func decodeEval(req *api.ApplyRequest, runDir string) (*evalRun, hardwareConfig, api.Diagnostics) {
-	d := &decoder{c: req.Config}
-	run := &evalRun{cfg: evalConfig{Stage: req.Type + "." + req.Name, Model: d.model(), Layout: d.layout(),
-		Seed: int64(d.number("seed", defaultSeed)), MaxTokens: int64(d.number("tokens", 0))}}
-	hw := d.hardware()
-	if d.diags.HasErrors() {
-		return run, hw, d.diags
+	args, diags := decodeEvalArgs(req.Config)
+	run := &evalRun{cfg: evalConfig{Stage: req.Type + "." + req.Name, Model: args.Model, Layout: args.Layout,
+		Seed: int64(args.Seed), MaxTokens: int64(args.Tokens)}, expect: args.Expect.thresholds()}
+	if diags.HasErrors() {
+		return run, args.Hardware, diags
 	}
 	c := &run.cfg
-	c.Device = d.device()
-	c.Model.HF = d.absPath(cty.GetAttrPath("model"), req.WorkDir, c.Model.HF)
-	c.Base, c.BaseFormat = d.weights("base", req.WorkDir, false)
+	c.Device = args.Device
+	diags = append(diags, checkDevice(c.Device)...)
+	var d api.Diagnostics
+	c.Model.HF, d = absPath(cty.GetAttrPath("model"), req.WorkDir, c.Model.HF)
+	diags = append(diags, d...)
+	c.Base, c.BaseFormat, d = weights("base", args.Base, req.WorkDir, false)
+	diags = append(diags, d...)
 	if c.Base != "" {
-		c.Weights, c.WeightsFormat = d.adapters(req.WorkDir)
+		c.Weights, c.WeightsFormat, d = adapters(args.Weights, req.WorkDir)
 	} else {
-		c.Weights, c.WeightsFormat = d.weights("weights", req.WorkDir, true)
+		c.Weights, c.WeightsFormat, d = weights("weights", args.Weights, req.WorkDir, true)
 	}
+	diags = append(diags, d...)
 	for _, w := range []struct{ path, format string }{{c.Weights, c.WeightsFormat}, {c.Base, c.BaseFormat}} {
 		if w.format == formatHF && c.Model.HF == "" {
 			c.Model.HF = w.path // a preset's shape, the folder's rotary, norms and biases
 		}
 	}
-	if data := known(req.Config, "data"); !data.IsNull() {
+	if !args.Data.IsNull() {
 		var err error
-		if c.Data, err = dataPrefixes(data, req.WorkDir); err != nil {
-			d.fail(cty.GetAttrPath("data"), "Evaluation data not found", fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err))
+		if c.Data, err = dataPrefixes(args.Data, req.WorkDir); err != nil {
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Evaluation data not found", Path: cty.GetAttrPath("data"),
+				Detail: fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err)})
 		}
 	}
-	d.texts(run, req.WorkDir, runDir)
-	run.expect = d.expectations()
-	d.diags = append(d.diags, checkSupported(c.Model, c.Layout, nil, c.Device)...)
-	return run, hw, d.diags
+	diags = append(diags, texts(args, run, req.WorkDir, runDir)...)
+	return run, args.Hardware, append(diags, checkSupported(c.Model, c.Layout, nil, c.Device)...)
 }
 
 // adapters reads weights as a LoRA fine-tune's adapters: its checkpoint
 // folder (holding adapters.safetensors) or that file itself.
-func (d *decoder) adapters(workDir string) (string, string) {
-	p := d.absPath(cty.GetAttrPath("weights"), workDir, d.str("weights", ""))
+func adapters(weights, workDir string) (string, string, api.Diagnostics) {
+	at := cty.GetAttrPath("weights")
+	p, diags := absPath(at, workDir, weights)
 	file := p
 	if !strings.HasSuffix(p, ".safetensors") {
 		file = filepath.Join(p, adaptersFile)
 	}
 	if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
-		d.fail(cty.GetAttrPath("weights"), "No adapters",
-			fmt.Sprintf("With base set, weights are a LoRA fine-tune's adapters: its checkpoint (stage.finetune.NAME.outputs.checkpoint, which holds %s) or outputs.adapters; %s has none. A fine-tune over several pipeline stages writes none: evaluate its merged weights (merge = true, outputs.merged) without base.", adaptersFile, p))
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "No adapters", Path: at,
+			Detail: fmt.Sprintf("With base set, weights are a LoRA fine-tune's adapters: its checkpoint (stage.finetune.NAME.outputs.checkpoint, which holds %s) or outputs.adapters; %s has none. A fine-tune over several pipeline stages writes none: evaluate its merged weights (merge = true, outputs.merged) without base.", adaptersFile, p)})
 	}
-	return p, formatCheckpoint
+	return p, formatCheckpoint, diags
 }
 
 // adaptersFile is the trainer's one-file copy of a fine-tune's adapters,
@@ -188,68 +272,53 @@ func (d *decoder) adapters(workDir string) (string, string) {
 const adaptersFile = "adapters.safetensors"
 
 // texts reads the tokenizer, multiple_choice and generate blocks.
-func (d *decoder) texts(run *evalRun, workDir, runDir string) {
-	if m := known(d.c, "multiple_choice"); !m.IsNull() {
-		run.questionsPath = d.absPath(cty.GetAttrPath("multiple_choice").GetAttr("path"), workDir, fieldString(m, "path", ""))
+func texts(args evalArgs, run *evalRun, workDir, runDir string) api.Diagnostics {
+	var diags, d api.Diagnostics
+	if m := args.MultipleChoice; m != nil {
+		run.questionsPath, d = absPath(cty.GetAttrPath("multiple_choice").GetAttr("path"), workDir, m.Path)
+		diags = append(diags, d...)
 		run.cfg.Choices = &choicesFiles{Questions: filepath.Join(runDir, questionsFile), Scores: filepath.Join(runDir, scoresFile)}
 	}
-	if g := known(d.c, "generate"); !g.IsNull() {
-		run.promptsPath = d.absPath(cty.GetAttrPath("generate").GetAttr("prompts"), workDir, fieldString(g, "prompts", ""))
+	if g := args.Generate; g != nil {
+		run.promptsPath, d = absPath(cty.GetAttrPath("generate").GetAttr("prompts"), workDir, g.Prompts)
+		diags = append(diags, d...)
 		run.completionsPath = filepath.Join(runDir, completionsFile)
 		run.cfg.Generate = &generateConfig{Prompts: filepath.Join(runDir, promptsFile), Completions: filepath.Join(runDir, completionIDs),
-			MaxNewTokens: field(g, "max_new_tokens", defaultNewToks), Temperature: fieldNumber(g, "temperature", 0), TopP: fieldNumber(g, "top_p", 1)}
-		if run.cfg.Generate.MaxNewTokens >= run.cfg.Model.SeqLen {
-			d.fail(cty.GetAttrPath("generate").GetAttr("max_new_tokens"), "Completions longer than the model's context",
-				fmt.Sprintf("max_new_tokens %d leaves no room for a prompt in the model's %d tokens; lower it.", run.cfg.Generate.MaxNewTokens, run.cfg.Model.SeqLen))
+			MaxNewTokens: g.MaxNewTokens, Temperature: g.Temperature, TopP: g.TopP}
+		if g.MaxNewTokens >= run.cfg.Model.SeqLen {
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Completions longer than the model's context", Path: cty.GetAttrPath("generate").GetAttr("max_new_tokens"),
+				Detail: fmt.Sprintf("max_new_tokens %d leaves no room for a prompt in the model's %d tokens; lower it.", g.MaxNewTokens, run.cfg.Model.SeqLen)})
 		}
 	}
 	if run.questionsPath == "" && run.promptsPath == "" {
-		return
+		return diags
 	}
-	run.tokenizer = d.tokenizer(workDir, run.cfg.Model.HF)
+	run.tokenizer, d = tokenizer(args.Tokenizer, workDir, run.cfg.Model.HF)
+	return append(diags, d...)
 }
 
 // tokenizer reads the tokenizer block, or finds the model folder's
 // tokenizer.json.
-func (d *decoder) tokenizer(workDir, modelFolder string) tokenizerSpec {
+func tokenizer(t *tokenizerArgs, workDir, modelFolder string) (tokenizerSpec, api.Diagnostics) {
 	at := cty.GetAttrPath("tokenizer")
-	if t := known(d.c, "tokenizer"); !t.IsNull() {
-		spec := tokenizerSpec{kind: bpe.Kind(fieldString(t, "type", "")), encoding: fieldString(t, "encoding", ""),
-			path: d.absPath(at.GetAttr("path"), workDir, fieldString(t, "path", ""))}
+	if t != nil {
+		spec := tokenizerSpec{kind: bpe.Kind(t.Type), encoding: t.Encoding}
+		var diags api.Diagnostics
+		spec.path, diags = absPath(at.GetAttr("path"), workDir, t.Path)
 		if spec.kind != bpe.KindTiktoken && spec.kind != bpe.KindHF {
-			d.fail(at.GetAttr("type"), "Unsupported tokenizer type", fmt.Sprintf(`type is "tiktoken" (a rank file) or "hf" (a Hugging Face tokenizer.json), not %q.`, spec.kind))
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Unsupported tokenizer type", Path: at.GetAttr("type"),
+				Detail: fmt.Sprintf(`type is "tiktoken" (a rank file) or "hf" (a Hugging Face tokenizer.json), not %q.`, spec.kind)})
 		}
-		return spec
+		return spec, diags
 	}
 	if modelFolder != "" {
 		p := filepath.Join(modelFolder, "tokenizer.json")
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return tokenizerSpec{kind: bpe.KindHF, path: p}
+			return tokenizerSpec{kind: bpe.KindHF, path: p}, nil
 		}
 	}
-	d.fail(nil, "No tokenizer", "Questions and prompts are text, and the model has no folder with a tokenizer.json; add a tokenizer block naming the data prep's vocabulary, e.g. tokenizer { type = \"tiktoken\"  path = \"r50k_base.tiktoken\" }.")
-	return tokenizerSpec{}
-}
-
-// expectations reads the expect block's thresholds by attribute name.
-func (d *decoder) expectations() map[string]float64 {
-	e := known(d.c, "expect")
-	out := map[string]float64{}
-	for _, x := range expectations {
-		if v := attrOf(e, x.attr); !v.IsNull() && v.Type() == cty.Number {
-			out[x.attr], _ = v.AsBigFloat().Float64()
-		}
-	}
-	return out
-}
-
-func fieldNumber(obj cty.Value, name string, def float64) float64 {
-	v := attrOf(obj, name)
-	if v.IsNull() || v.Type() != cty.Number {
-		return def
-	}
-	f, _ := v.AsBigFloat().Float64()
-	return f
+	return tokenizerSpec{}, api.Diagnostics{{Severity: api.Error, Summary: "No tokenizer",
+		Detail: "Questions and prompts are text, and the model has no folder with a tokenizer.json; add a tokenizer block naming the data prep's vocabulary, e.g. tokenizer { type = \"tiktoken\"  path = \"r50k_base.tiktoken\" }."}}
 }
 
 // applyEval runs one eval stage: prepare, check, launch, then score,

@@ -3,6 +3,7 @@ package train
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -96,54 +97,93 @@ func python(opts Options) string {
 
 // decodeRun reads the stage body into the trainer's config.
 func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostics) {
-	d := &decoder{c: req.Config}
+	args, diags := decodeArgs(req.Config)
 	cfg := runConfig{
 		Stage: req.Type + "." + req.Name, Type: req.Type,
-		Model: d.model(), Layout: d.layout(),
-		LR: d.number("lr", 0), Schedule: d.str("schedule", defaultSchedule),
-		WarmupSteps: int64(d.number("warmup_steps", 0)), WeightDecay: d.number("weight_decay", defaultWeightDecay),
-		Seed: int64(d.number("seed", defaultSeed)), CheckpointEvery: int64(d.number("checkpoint_every", 0)),
+		Model: args.Model, Layout: args.Layout,
+		LR: args.LR, MinLR: args.LR / 10, Schedule: args.Schedule,
+		WarmupSteps: int64(args.WarmupSteps), WeightDecay: args.WeightDecay,
+		Seed: int64(args.Seed), CheckpointEvery: int64(args.CheckpointEvery),
 		Checkpoint: os.Getenv("GPUFLOW_TRAIN_CHECKPOINT") != "0", KeepCheckpoints: defaultKeepCheckpoints,
-		Compile: d.str("framework", frameworkCompiled) != frameworkEager && os.Getenv("GPUFLOW_TRAIN_COMPILE") != "0",
-		LoRA:    d.lora(), Merge: d.boolean("merge", false),
+		Compile: args.Framework != frameworkEager && os.Getenv("GPUFLOW_TRAIN_COMPILE") != "0",
+		LoRA:    args.LoRA, Merge: args.Merge,
 	}
-	if f := d.str("framework", frameworkCompiled); !runnable(f) {
-		d.diags = append(d.diags, plannedOnly(f, api.Error))
+	if args.MinLR != nil {
+		cfg.MinLR = *args.MinLR
 	}
-	cfg.MinLR = d.number("min_lr", cfg.LR/10)
-	hw := d.hardware()
-	if d.diags.HasErrors() {
-		return cfg, hw, d.diags
+	if !runnable(args.Framework) {
+		diags = append(diags, plannedOnly(args.Framework, api.Error))
 	}
-	cfg.Steps = d.steps(cfg.Model, cfg.Layout)
-	cfg.PeakFLOPS = hw.TFLOPS[cfg.Layout.Precision] * 1e12
-	var err error
-	if cfg.Data, err = dataPrefixes(known(req.Config, "data"), req.WorkDir); err != nil {
-		d.fail(cty.GetAttrPath("data"), "Training data not found", fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err))
-	} else if cfg.Masks, err = lossMasks(cfg.Data); err != nil {
-		d.fail(cty.GetAttrPath("data"), "Loss masks incomplete", err.Error()+".")
-	} else if len(cfg.Masks) > 0 && (cfg.Layout.PP > 1 || cfg.Layout.TP > 1) {
-		d.fail(cty.GetAttrPath("layout"), "Loss masks need tp = 1 and pp = 1", "The data has loss masks (chat records), which the trainer applies without tensor or pipeline parallelism; use a layout with tp = 1 and pp = 1.")
-	} else {
-		d.validation(req.WorkDir, &cfg)
+	if diags.HasErrors() {
+		return cfg, args.Hardware, diags
 	}
-	cfg.Device = d.device()
+	cfg.Steps = stepBudget(args, cfg.Model, cfg.Layout)
+	cfg.PeakFLOPS = args.Hardware.TFLOPS[cfg.Layout.Precision] * 1e12
+	diags = append(diags, resolveRun(req, args, &cfg)...)
+	return cfg, args.Hardware, append(diags, checkRun(cfg)...)
+}
+
+// resolveRun finds the run's files: its data, the model's folder, the
+// weights it starts from and the folders it exports to.
+func resolveRun(req *api.ApplyRequest, args stageArgs, cfg *runConfig) api.Diagnostics {
+	diags := resolveData(args, req.WorkDir, cfg)
+	cfg.Device = args.Device
+	diags = append(diags, checkDevice(cfg.Device)...)
 	cfg.Compile = cfg.Compile && cfg.Device != deviceCPU // CPU ranks run eagerly
-	cfg.Model.HF = d.absPath(cty.GetAttrPath("model"), req.WorkDir, cfg.Model.HF)
+	var d api.Diagnostics
+	cfg.Model.HF, d = absPath(cty.GetAttrPath("model"), req.WorkDir, cfg.Model.HF)
+	diags = append(diags, d...)
 	if req.Type == "finetune" {
-		cfg.Base, cfg.BaseFormat = d.weights("base", req.WorkDir, true)
+		cfg.Base, cfg.BaseFormat, d = weights("base", args.Base, req.WorkDir, true)
 	} else {
-		cfg.Base, cfg.BaseFormat = d.weights("init", req.WorkDir, false)
+		cfg.Base, cfg.BaseFormat, d = weights("init", args.Init, req.WorkDir, false)
 	}
+	diags = append(diags, d...)
 	if cfg.BaseFormat == formatHF && cfg.Model.HF == "" {
 		cfg.Model.HF = cfg.Base // a preset's shape, the base's rotary, norms and biases
 	}
-	d.export(req.Type, req.WorkDir, &cfg)
-	if cfg.Steps <= 0 {
-		d.fail(cty.GetAttrPath("steps"), "No training budget", "Set steps, or train_tokens of at least one global batch.")
+	return append(diags, export(args.Export, req.WorkDir, cfg)...)
+}
+
+// resolveData finds the training shards, the loss masks beside them and
+// the validation shards.
+func resolveData(args stageArgs, workDir string, cfg *runConfig) api.Diagnostics {
+	var err error
+	if cfg.Data, err = dataPrefixes(args.Data, workDir); err != nil {
+		return api.Diagnostics{{Severity: api.Error, Summary: "Training data not found", Path: cty.GetAttrPath("data"),
+			Detail: fmt.Sprintf("The data argument cannot be read as Megatron shards: %s.", err)}}
 	}
-	d.diags = append(d.diags, checkSupported(cfg.Model, cfg.Layout, cfg.LoRA, cfg.Device)...)
-	return cfg, hw, d.diags
+	if cfg.Masks, err = lossMasks(cfg.Data); err != nil {
+		return api.Diagnostics{{Severity: api.Error, Summary: "Loss masks incomplete", Path: cty.GetAttrPath("data"), Detail: err.Error() + "."}}
+	}
+	if len(cfg.Masks) > 0 && (cfg.Layout.PP > 1 || cfg.Layout.TP > 1) {
+		return api.Diagnostics{{Severity: api.Error, Summary: "Loss masks need tp = 1 and pp = 1", Path: cty.GetAttrPath("layout"),
+			Detail: "The data has loss masks (chat records), which the trainer applies without tensor or pipeline parallelism; use a layout with tp = 1 and pp = 1."}}
+	}
+	return validation(args, workDir, cfg)
+}
+
+// checkRun refuses a run without a budget or that the trainer cannot run.
+func checkRun(cfg runConfig) api.Diagnostics {
+	var diags api.Diagnostics
+	if cfg.Steps <= 0 {
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "No training budget", Path: cty.GetAttrPath("steps"),
+			Detail: "Set steps, or train_tokens of at least one global batch."})
+	}
+	return append(diags, checkSupported(cfg.Model, cfg.Layout, cfg.LoRA, cfg.Device)...)
+}
+
+// stepBudget is the optimizer step budget: steps, or train_tokens rounded
+// up to whole global batches.
+func stepBudget(args stageArgs, m modelConfig, l api.Layout) int64 {
+	if args.Steps > 0 {
+		return int64(math.Ceil(args.Steps))
+	}
+	perStep := float64(l.GlobalBatch) * float64(m.SeqLen)
+	if args.TrainTokens <= 0 || perStep <= 0 {
+		return 0
+	}
+	return int64(math.Ceil(args.TrainTokens / perStep))
 }
 
 // processes places the layout's ranks on nodes: one process per GPU, or

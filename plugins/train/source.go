@@ -19,57 +19,62 @@ const (
 
 // absPath makes p absolute against the workload's folder, as every path a
 // stage reads or outputs is; "" stays "".
-func (d *decoder) absPath(at cty.Path, workDir, p string) string {
+func absPath(at cty.Path, workDir, p string) (string, api.Diagnostics) {
 	if p == "" {
-		return ""
+		return "", nil
 	}
 	abs, err := api.AbsPath(workDir, p)
 	if err != nil {
-		d.fail(at, "Cannot resolve "+p, err.Error()+".")
+		return abs, api.Diagnostics{{Severity: api.Error, Summary: "Cannot resolve " + p, Detail: err.Error() + ".", Path: at}}
 	}
-	return abs
+	return abs, nil
 }
 
-// weights reads attr (a finetune's base, a pretrain's init) as a folder of
-// weights to start from, and tells which kind it is.
-func (d *decoder) weights(attr, workDir string, required bool) (string, string) {
-	p := d.absPath(cty.GetAttrPath(attr), workDir, d.str(attr, ""))
+// weights reads p, the value of attr (a finetune's base, a pretrain's
+// init), as a folder of weights to start from, and tells which kind it is.
+func weights(attr, p, workDir string, required bool) (string, string, api.Diagnostics) {
+	at := cty.GetAttrPath(attr)
+	p, diags := absPath(at, workDir, p)
 	if p == "" {
 		if required {
-			d.fail(cty.GetAttrPath(attr), "No "+attr+" model", attr+" must name a Hugging Face model folder or a gpuflow checkpoint, e.g. stage.pretrain.NAME.outputs.checkpoint.")
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "No " + attr + " model", Path: at,
+				Detail: attr + " must name a Hugging Face model folder or a gpuflow checkpoint, e.g. stage.pretrain.NAME.outputs.checkpoint."})
 		}
-		return "", ""
+		return "", "", diags
 	}
 	for _, f := range []struct{ marker, format string }{{hfConfigFile, formatHF}, {dcpMetadata, formatCheckpoint}} {
 		if st, err := os.Stat(filepath.Join(p, f.marker)); err == nil && st.Mode().IsRegular() {
-			return p, f.format
+			return p, f.format, diags
 		}
 	}
-	d.fail(cty.GetAttrPath(attr), "Not a model folder",
-		fmt.Sprintf("%s is neither a Hugging Face model folder (it has no %s) nor a gpuflow checkpoint (it has no %s). Point %s at a folder with config.json and safetensors, or at stage.pretrain.NAME.outputs.checkpoint.", p, hfConfigFile, dcpMetadata, attr))
-	return p, ""
+	return p, "", append(diags, api.Diagnostic{Severity: api.Error, Summary: "Not a model folder", Path: at,
+		Detail: fmt.Sprintf("%s is neither a Hugging Face model folder (it has no %s) nor a gpuflow checkpoint (it has no %s). Point %s at a folder with config.json and safetensors, or at stage.pretrain.NAME.outputs.checkpoint.", p, hfConfigFile, dcpMetadata, attr)})
 }
 
-// device is where the ranks run: GPUs, or CPU cores for a smoke test.
-func (d *decoder) device() string {
-	v := d.str("device", deviceCUDA)
-	if v != deviceCUDA && v != deviceCPU {
-		d.fail(cty.GetAttrPath("device"), "Unknown device", fmt.Sprintf("device %q is not %q or %q.", v, deviceCUDA, deviceCPU))
+// checkDevice: the ranks run on GPUs, or on CPU cores for a smoke test.
+func checkDevice(device string) api.Diagnostics {
+	if device == deviceCUDA || device == deviceCPU {
+		return nil
 	}
-	return v
+	return api.Diagnostics{{Severity: api.Error, Summary: "Unknown device", Path: cty.GetAttrPath("device"),
+		Detail: fmt.Sprintf("device %q is not %q or %q.", device, deviceCUDA, deviceCPU)}}
 }
 
-// export reads the export block into the run's export folders.
-func (d *decoder) export(stageType, workDir string, cfg *runConfig) {
-	e := known(d.c, "export")
-	if e.IsNull() {
-		return
+// export resolves the export block's folders into the run's config.
+func export(e *exportArgs, workDir string, cfg *runConfig) api.Diagnostics {
+	if e == nil {
+		return nil
 	}
 	at := cty.GetAttrPath("export")
-	cfg.ExportHF = d.absPath(at.GetAttr("hf"), workDir, fieldString(e, "hf", ""))
-	cfg.ExportPEFT = d.absPath(at.GetAttr("peft"), workDir, fieldString(e, "peft", ""))
-	cfg.ExportTokenizer = d.absPath(at.GetAttr("tokenizer"), workDir, fieldString(e, "tokenizer", ""))
+	var diags, d api.Diagnostics
+	cfg.ExportHF, d = absPath(at.GetAttr("hf"), workDir, e.HF)
+	diags = append(diags, d...)
+	cfg.ExportPEFT, d = absPath(at.GetAttr("peft"), workDir, e.PEFT)
+	diags = append(diags, d...)
+	cfg.ExportTokenizer, d = absPath(at.GetAttr("tokenizer"), workDir, e.Tokenizer)
+	diags = append(diags, d...)
 	if cfg.ExportTokenizer == "" && cfg.Model.HF != "" {
 		cfg.ExportTokenizer = cfg.Model.HF
 	}
+	return diags
 }

@@ -23,7 +23,9 @@ func planRules(c cty.Value) api.Diagnostics {
 	if f := known(c, "framework"); !f.IsNull() && !runnable(f.AsString()) {
 		return nil
 	}
-	d := &decoder{c: c}
-	lora := known(c, "lora")
-	return checkRules(stageFacts(d.model(), d.layout(), !lora.IsNull(), d.str("device", deviceCUDA)))
+	args, diags := decodeArgs(c)
+	if diags.HasErrors() {
+		return diags
+	}
+	return checkRules(stageFacts(args.Model, args.Layout, args.LoRA != nil, args.Device))
 }

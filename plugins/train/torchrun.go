@@ -58,7 +58,7 @@ func trainerEnv(planEnv map[string]string, hw hardwareConfig) map[string]string 
 	if env == nil {
 		env = map[string]string{}
 	}
-	if hw.MulticastOff {
+	if !hw.Multicast {
 		maps.Copy(env, multicastOff)
 	}
 	env["PYTHONUNBUFFERED"] = "1"

@@ -47,20 +47,20 @@ func TestTrainerEnv(t *testing.T) {
 		want     map[string]string
 	}{
 		"hardware without multicast gets the guards on top of the plan": {
-			hardware: hardwareConfig{Name: "lab", MulticastOff: true}, plan: plan,
+			hardware: hardwareConfig{Name: "lab"}, plan: plan,
 			want: map[string]string{"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "0", "NCCL_NVLS_ENABLE": "0",
 				"TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1", "PYTHONUNBUFFERED": "1"},
 		},
 		"a guard overrides what the plan said": {
-			hardware: hardwareConfig{Name: "h100-x1", MulticastOff: true}, plan: map[string]string{"NCCL_NVLS_ENABLE": "1"},
+			hardware: hardwareConfig{Name: "h100-x1"}, plan: map[string]string{"NCCL_NVLS_ENABLE": "1"},
 			want: map[string]string{"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1", "PYTHONUNBUFFERED": "1"},
 		},
 		"other machines get the plan's settings only": {
-			hardware: hardwareConfig{Name: "h200-x4"}, plan: plan,
+			hardware: hardwareConfig{Name: "h200-x4", Multicast: true}, plan: plan,
 			want: map[string]string{"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "0", "PYTHONUNBUFFERED": "1"},
 		},
 		"no plan settings": {
-			hardware: hardwareConfig{Name: "xe9780"},
+			hardware: hardwareConfig{Name: "xe9780", Multicast: true},
 			want:     map[string]string{"PYTHONUNBUFFERED": "1"},
 		},
 	}

@@ -29,27 +29,29 @@ const (
 // validation sets what the trainer validates on and how often: valid_data
 // when given, else the valid split that the data_prep stage wrote beside
 // the training shards. A stage with neither trains without validation.
-func (d *decoder) validation(workDir string, cfg *runConfig) {
-	cfg.EvalEvery = int64(d.number("eval_every", 0))
-	cfg.EvalBatches = int64(d.number("eval_batches", defaultEvalBatches))
-	if v := known(d.c, "valid_data"); !v.IsNull() {
-		prefixes, err := dataPrefixes(v, workDir)
-		if err != nil {
-			d.fail(cty.GetAttrPath("valid_data"), "Validation data not found", fmt.Sprintf("The valid_data argument cannot be read as Megatron shards: %s.", err))
-		}
+func validation(args stageArgs, workDir string, cfg *runConfig) api.Diagnostics {
+	cfg.EvalEvery = int64(args.EvalEvery)
+	cfg.EvalBatches = int64(args.EvalBatches)
+	if !args.ValidData.IsNull() {
+		prefixes, err := dataPrefixes(args.ValidData, workDir)
 		cfg.ValidData = prefixes
-		return
+		if err != nil {
+			return api.Diagnostics{{Severity: api.Error, Summary: "Validation data not found", Path: cty.GetAttrPath("valid_data"),
+				Detail: fmt.Sprintf("The valid_data argument cannot be read as Megatron shards: %s.", err)}}
+		}
+		return nil
 	}
 	prefixes, err := splitBeside(cfg.Data, validSplit)
 	if err != nil {
-		d.fail(cty.GetAttrPath("data"), "Cannot read the validation split", fmt.Sprintf("%s. Set valid_data to the validation shards.", err))
-		return
+		return api.Diagnostics{{Severity: api.Error, Summary: "Cannot read the validation split", Path: cty.GetAttrPath("data"),
+			Detail: fmt.Sprintf("%s. Set valid_data to the validation shards.", err)}}
 	}
 	cfg.ValidData = prefixes
 	if len(prefixes) == 0 && cfg.EvalEvery > 0 {
-		d.diags = append(d.diags, api.Diagnostic{Severity: api.Warning, Summary: "No validation data", Path: cty.GetAttrPath("eval_every"),
-			Detail: "eval_every is set, but no valid split was found beside the training shards (their data_prep stage wrote none, or the data are not a data_prep stage's), so the stage trains without validation. Give the data_prep stage a split { valid = ... }, or set valid_data."})
+		return api.Diagnostics{{Severity: api.Warning, Summary: "No validation data", Path: cty.GetAttrPath("eval_every"),
+			Detail: "eval_every is set, but no valid split was found beside the training shards (their data_prep stage wrote none, or the data are not a data_prep stage's), so the stage trains without validation. Give the data_prep stage a split { valid = ... }, or set valid_data."}}
 	}
+	return nil
 }
 
 // validateValidationCounts: eval_every and eval_batches count steps and batches, so

@@ -84,7 +84,7 @@ func validateExport(stageType string, c cty.Value) api.Diagnostics {
 		return nil
 	}
 	path := cty.GetAttrPath("export")
-	hf, peft := attrOf(e, "hf"), attrOf(e, "peft")
+	hf, peft := known(e, "hf"), known(e, "peft")
 	fail := func(attr, summary, detail string) api.Diagnostics {
 		p := path
 		if attr != "" {
