@@ -9,6 +9,7 @@ import (
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/hardware"
+	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
 // Input is one training stage to estimate, or with Forward set, a stage
@@ -147,7 +148,7 @@ type job struct {
 	l        layout.Layout
 	fw       Framework
 	place    *layout.Placement
-	counts   Counts
+	counts   counts.Params
 	params   float64 // whole model
 	adapters float64 // whole model's LoRA parameters
 	stageP   float64 // parameters on the most loaded GPU before DP sharding

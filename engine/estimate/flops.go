@@ -1,6 +1,9 @@
 package estimate
 
-import "github.com/gpuflow/gpuflow/engine/layout"
+import (
+	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/plugins/api/counts"
+)
 
 // flops holds per-token FLOP counts of one training step.
 type flops struct {
@@ -39,14 +42,7 @@ func countFLOPs(in flopsInput) flops {
 	attn := 12 * float64(in.layers) * float64(in.qDim) * float64(in.seq)
 	attnFwd := attn / 3
 	params, adapters := in.params, in.adapters
-	f := flops{attention: attn}
-	if adapters > 0 {
-		f.model = 4*params + 6*adapters + attn
-		f.forward = 2*params + 2*adapters + attnFwd
-	} else {
-		f.model = 6*params + attn
-		f.forward = 2*params + attnFwd
-	}
+	f := flops{attention: attn, model: counts.ModelFLOPs(params, adapters, attn), forward: 2*params + 2*adapters + attnFwd}
 	f.fullEquivalent = 6*(params+adapters) + attn
 	var extra float64
 	switch {

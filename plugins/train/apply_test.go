@@ -117,6 +117,10 @@ func TestApplyWritesTheTrainersConfig(t *testing.T) {
 		Data:   []string{filepath.Join(dir, "data", "train-00000")}, Steps: 5, LR: 1e-3, MinLR: 1e-4, Schedule: "cosine",
 		WarmupSteps: 1, WeightDecay: 0.1, Seed: 7, Checkpoint: true, KeepCheckpoints: 2, Compile: true, PeakFLOPS: 1979e12,
 		Device: "cuda", EvalBatches: 8, TensorBoardDir: filepath.Join(req.RunDir, "tensorboard"),
+		// 4 layers of 786,944 (attention 196,608, MLP 589,824, norms
+		// 512), embedding and output 262,144 each, final norm 256; 6N
+		// plus attention 12*4*256*128.
+		Params: 3_672_320, FLOPsPerToken: 6*3_672_320 + 1_572_864,
 	}
 	want.CheckpointDir = filepath.Join(filepath.Dir(req.RunDir), "checkpoints", checkpointKey(want))
 	if diff := cmp.Diff(want, got); diff != "" {

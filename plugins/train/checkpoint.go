@@ -72,11 +72,13 @@ func isComplete(dir string) bool {
 // data, schedule, seed and budget resume each other's checkpoints; any
 // change starts afresh in a folder of its own. Where checkpoints go and
 // how often, what is exported at the end, and what the run validates on
-// and logs do not change the key.
+// and logs do not change the key, nor do the counts, which follow from the
+// model and adapters.
 func checkpointKey(c runConfig) string {
 	c.ResumeFrom, c.CheckpointDir, c.CheckpointEvery, c.Checkpoint, c.KeepCheckpoints, c.Compile = "", "", 0, false, 0, false
 	c.ExportHF, c.ExportPEFT, c.ExportTokenizer = "", "", ""
 	c.ValidData, c.EvalEvery, c.EvalBatches, c.TensorBoardDir = nil, 0, 0, ""
+	c.Params, c.AdapterParams, c.FLOPsPerToken = 0, 0, 0
 	b, _ := json.Marshal(c) // a struct of plain fields always encodes
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:16]

@@ -69,6 +69,7 @@ func TestCheckpointKey(t *testing.T) {
 	same := base
 	same.CheckpointEvery, same.CheckpointDir, same.ResumeFrom, same.Compile, same.Checkpoint, same.KeepCheckpoints = 50, "/elsewhere", "/r", true, true, 9
 	same.ValidData, same.EvalEvery, same.EvalBatches, same.TensorBoardDir = []string{"/d/valid"}, 25, 4, "/run/tensorboard"
+	same.Params, same.AdapterParams, same.FLOPsPerToken = 1e6, 1e3, 6e6
 	changed := map[string]func(*runConfig){
 		"lr":     func(c *runConfig) { c.LR = 1e-3 },
 		"steps":  func(c *runConfig) { c.Steps = 600 },
@@ -77,7 +78,7 @@ func TestCheckpointKey(t *testing.T) {
 		"seed":   func(c *runConfig) { c.Seed = 2 },
 	}
 	if checkpointKey(base) != checkpointKey(same) {
-		t.Error("where and how often checkpoints are written, or what the run validates on and logs, changed the key")
+		t.Error("where and how often checkpoints are written, what the run validates on and logs, or the counts, changed the key")
 	}
 	for name, change := range changed {
 		c := base

@@ -15,22 +15,29 @@ type runConfig struct {
 	Data []string `json:"data"`
 	// Masks are the loss masks beside the shards (PREFIX.mask), one per
 	// Data prefix, or none: then every token is trained.
-	Masks           []string    `json:"masks,omitempty"`
-	Steps           int64       `json:"steps"`
-	LR              float64     `json:"lr"`
-	MinLR           float64     `json:"min_lr"`
-	Schedule        string      `json:"schedule"`
-	WarmupSteps     int64       `json:"warmup_steps"`
-	WeightDecay     float64     `json:"weight_decay"`
-	Seed            int64       `json:"seed"`
-	CheckpointEvery int64       `json:"checkpoint_every"`
-	Checkpoint      bool        `json:"checkpoint"`
-	CheckpointDir   string      `json:"checkpoint_dir"`
-	KeepCheckpoints int         `json:"keep_checkpoints"`
-	ResumeFrom      string      `json:"resume_from,omitempty"`
-	Compile         bool        `json:"compile"`
-	PeakFLOPS       float64     `json:"peak_flops"`
-	LoRA            *loraConfig `json:"lora,omitempty"`
+	Masks           []string `json:"masks,omitempty"`
+	Steps           int64    `json:"steps"`
+	LR              float64  `json:"lr"`
+	MinLR           float64  `json:"min_lr"`
+	Schedule        string   `json:"schedule"`
+	WarmupSteps     int64    `json:"warmup_steps"`
+	WeightDecay     float64  `json:"weight_decay"`
+	Seed            int64    `json:"seed"`
+	CheckpointEvery int64    `json:"checkpoint_every"`
+	Checkpoint      bool     `json:"checkpoint"`
+	CheckpointDir   string   `json:"checkpoint_dir"`
+	KeepCheckpoints int      `json:"keep_checkpoints"`
+	ResumeFrom      string   `json:"resume_from,omitempty"`
+	Compile         bool     `json:"compile"`
+	PeakFLOPS       float64  `json:"peak_flops"`
+	// Params and AdapterParams count the model and its LoRA adapters, and
+	// FLOPsPerToken is the work per token MFU is quoted in, all as the
+	// estimator counts them (plugins/api/counts), so that a run's MFU and
+	// its plan's are computed alike.
+	Params        int64       `json:"params"`
+	AdapterParams int64       `json:"adapter_params"`
+	FLOPsPerToken float64     `json:"flops_per_token"`
+	LoRA          *loraConfig `json:"lora,omitempty"`
 	// Base is the weights a run starts from: a finetune's base or a
 	// pretrain's init, in BaseFormat (formatHF or formatCheckpoint).
 	Base       string `json:"base,omitempty"`

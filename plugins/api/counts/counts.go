@@ -1,0 +1,79 @@
+package counts
+
+// Shape is what the counts depend on of a model.
+type Shape struct {
+	Layers, Hidden, FFNHidden, Heads, KVHeads, Vocab, SeqLen int
+	TiedEmbeddings                                           bool
+	// GELU marks a GPT-style model (two MLP matrices, biases, LayerNorm,
+	// learned positions); otherwise it is a Llama-style SwiGLU model.
+	GELU bool
+}
+
+// HeadDim is the width of one attention head.
+func (s Shape) HeadDim() int {
+	if s.Heads == 0 {
+		return 0
+	}
+	return s.Hidden / s.Heads
+}
+
+// Params are a model's parameters by where they live.
+type Params struct {
+	// PerLayer is one transformer layer: attention (with GQA), MLP (three
+	// matrices for SwiGLU, two for GELU) and norms.
+	PerLayer float64
+	// Embedding is the input token embedding, V*h.
+	Embedding float64
+	// Output is the untied output projection, V*h; zero when tied.
+	Output float64
+	// Extra is the final norm and, for GELU (GPT-style) models, learned
+	// position embeddings.
+	Extra float64
+}
+
+// Total is every parameter, a tied embedding counted once.
+func (c Params) Total(layers int) float64 {
+	return c.PerLayer*float64(layers) + c.Embedding + c.Output + c.Extra
+}
+
+// Count counts a shape's parameters. SwiGLU models are counted the Llama
+// way (no biases, RMSNorm); GELU models the GPT-2 way (biases, LayerNorm
+// with bias, learned positions up to SeqLen).
+func Count(s Shape) Params {
+	h := float64(s.Hidden)
+	q := float64(s.Heads * s.HeadDim())
+	kv := float64(s.KVHeads * s.HeadDim())
+	ffn := float64(s.FFNHidden)
+	attn := h*q + 2*h*kv + q*h
+	c := Params{Embedding: float64(s.Vocab) * h}
+	if !s.TiedEmbeddings {
+		c.Output = c.Embedding
+	}
+	if s.GELU {
+		attnBias := q + 2*kv + h
+		c.PerLayer = attn + attnBias + 2*h*ffn + ffn + h + 2*2*h
+		c.Extra = 2*h + float64(s.SeqLen)*h
+		return c
+	}
+	c.PerLayer = attn + 3*h*ffn + 2*h
+	c.Extra = h
+	return c
+}
+
+// AttentionFLOPs is the attention core's work per token (QK^T and AV,
+// forward and backward), 12*L*q*s: the full s*s square, not the causal
+// half, as MFU is conventionally quoted.
+func AttentionFLOPs(s Shape) float64 {
+	return 12 * float64(s.Layers) * float64(s.Heads*s.HeadDim()) * float64(s.SeqLen)
+}
+
+// ModelFLOPs is the work per token MFU is quoted in: 6N plus attention,
+// or with LoRA adapters 4N + 6*N_adapter plus attention (frozen weights
+// need no weight gradients). params is the whole model, adapters LoRA's
+// (0 for none).
+func ModelFLOPs(params, adapters, attention float64) float64 {
+	if adapters > 0 {
+		return 4*params + 6*adapters + attention
+	}
+	return 6*params + attention
+}
