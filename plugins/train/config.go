@@ -34,9 +34,9 @@ type runConfig struct {
 	// FLOPsPerToken is the work per token MFU is quoted in, all as the
 	// estimator counts them (plugins/api/counts), so that a run's MFU and
 	// its plan's are computed alike.
-	Params        int64       `json:"params"`
-	AdapterParams int64       `json:"adapter_params"`
-	FLOPsPerToken float64     `json:"flops_per_token"`
+	Params        int64       `json:"params,omitempty"`
+	AdapterParams int64       `json:"adapter_params,omitempty"`
+	FLOPsPerToken float64     `json:"flops_per_token,omitempty"`
 	LoRA          *loraConfig `json:"lora,omitempty"`
 	// Base is the weights a run starts from: a finetune's base or a
 	// pretrain's init, in BaseFormat (formatHF or formatCheckpoint).
