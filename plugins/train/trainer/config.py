@@ -13,7 +13,7 @@ with comments above them: the Go test reads this file.
 import dataclasses
 import json
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 
@@ -65,6 +65,7 @@ class Layout:
     scatter_gather: Optional[bool] = None
     grad_reduce_dtype: str = ""
     overlap_grad_reduce: Optional[bool] = None
+    grad_accumulation_fusion: Optional[bool] = None
 
 
 @dataclass
@@ -122,6 +123,17 @@ class RunConfig:
     export_hf: str = ""
     export_peft: str = ""
     export_tokenizer: str = ""
+    # Loss masks beside the shards (PREFIX.mask), one per data prefix;
+    # none to train on every token.
+    masks: list[str] = field(default_factory=list)
+    # Validation shard prefixes (none: no validation), the steps between
+    # validations (0: only at the end) and the global batches each reads
+    # (0: the trainer's default).
+    valid_data: list[str] = field(default_factory=list)
+    eval_every: int = 0
+    eval_batches: int = 0
+    # Where rank 0 writes TensorBoard event files; empty for none.
+    tensorboard_dir: str = ""
 
 
 def load(path):

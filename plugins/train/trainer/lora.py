@@ -52,14 +52,14 @@ def target_names(targets):
 def add_adapters(model, lora):
     """Replaces each targeted linear layer of model by a LoRALinear and
     freezes everything else. Returns the number of adapted layers."""
-    names = target_names(lora["targets"])
+    names = target_names(lora.targets)
     for p in model.parameters():
         p.requires_grad_(False)
     swapped = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if name in names and isinstance(child, nn.Linear):
-                setattr(parent, name, LoRALinear(child, lora["rank"], lora["alpha"], lora.get("dropout", 0.0)))
+                setattr(parent, name, LoRALinear(child, lora.rank, lora.alpha, lora.dropout))
                 swapped += 1
     return swapped
 
@@ -74,16 +74,6 @@ def freeze_base(model):
     split is frozen again."""
     for fqn, p in model.named_parameters():
         p.requires_grad_(is_adapter(fqn))
-
-
-def adapter_params(model_args, lora):
-    """Adapter parameters of the whole model: rank * (in + out) per adapted
-    matrix per layer, as the estimator counts them."""
-    a = model_args
-    q, kv = a.heads * a.head_dim, a.kv_heads * a.head_dim
-    dims = {"q_proj": a.hidden + q, "k_proj": a.hidden + kv, "v_proj": a.hidden + kv, "o_proj": q + a.hidden,
-            "gate_proj": a.hidden + a.ffn_hidden, "up_proj": a.hidden + a.ffn_hidden, "down_proj": a.ffn_hidden + a.hidden}
-    return a.layers * lora["rank"] * sum(dims[n] for n in target_names(lora["targets"]))
 
 
 @torch.no_grad()

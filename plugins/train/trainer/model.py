@@ -49,12 +49,10 @@ class ModelArgs:
 
     @classmethod
     def from_config(cls, m):
-        """The trainer's model section of config.json: the shape, and a
-        preset's rotary base and norm epsilon."""
-        return cls(layers=m["layers"], hidden=m["hidden"], ffn_hidden=m["ffn_hidden"], heads=m["heads"],
-                   kv_heads=m["kv_heads"] or m["heads"], vocab=m["vocab"], seq_len=m["seq_len"],
-                   tied_embeddings=bool(m.get("tied_embeddings")), rope_theta=m.get("rope_theta", 500000.0),
-                   norm_eps=m.get("norm_eps", 1e-5))
+        """The trainer's model section of config.json (a config.ModelConfig):
+        the shape, and a preset's rotary base and norm epsilon."""
+        return cls(layers=m.layers, hidden=m.hidden, ffn_hidden=m.ffn_hidden, heads=m.heads, kv_heads=m.kv_heads or m.heads,
+                   vocab=m.vocab, seq_len=m.seq_len, tied_embeddings=m.tied_embeddings, rope_theta=m.rope_theta, norm_eps=m.norm_eps)
 
 
 def inv_frequencies(a: ModelArgs):
@@ -263,23 +261,3 @@ def init_full(model: Transformer, seed, device):
         g.manual_seed(param_seed(seed, fqn))
         init_value(fqn, p.data, model.args.layers, g)
     model.init_buffers(device)
-
-
-def param_counts(a: ModelArgs):
-    """Parameters as the estimator counts them (engine/estimate/params.go)."""
-    q = a.heads * a.head_dim
-    kv = a.kv_heads * a.head_dim
-    per_layer = a.hidden * q + 2 * a.hidden * kv + q * a.hidden + 3 * a.hidden * a.ffn_hidden + 2 * a.hidden
-    embedding = a.vocab * a.hidden
-    output = 0 if a.tied_embeddings else embedding
-    return per_layer * a.layers + embedding + output + a.hidden
-
-
-def flops_per_token(a: ModelArgs, adapter_params=0):
-    """Model FLOPs per token in the convention MFU is quoted in: 6N + 12*L*q*s
-    (full attention square), or 4N + 6*N_adapter + 12*L*q*s with LoRA."""
-    attn = 12 * a.layers * a.heads * a.head_dim * a.seq_len
-    n = param_counts(a)
-    if adapter_params:
-        return 4 * n + 6 * adapter_params + attn
-    return 6 * n + attn

@@ -27,16 +27,16 @@ def build_mesh(layout, device_type="cuda"):
     """Dimensions pp, dp, dp_shard (always 1: a replica's own sharding in
     hybrid mode) and tp, in Megatron's rank order."""
     from torch.distributed.device_mesh import init_device_mesh
-    return init_device_mesh(device_type, (layout["pp"], layout["dp"], 1, layout["tp"]), mesh_dim_names=("pp", "dp", "dp_shard", "tp"))
+    return init_device_mesh(device_type, (layout.pp, layout.dp, 1, layout.tp), mesh_dim_names=("pp", "dp", "dp_shard", "tp"))
 
 
 def data_parallel(mesh, layout):
     """The mesh FSDP2 spreads a model chunk over, and whether the gathered
     weights are freed after the forward, by ZeRO stage."""
-    sharded = layout.get("fsdp", False) or layout.get("zero", 0) >= 1
+    sharded = layout.fsdp or layout.zero >= 1
     if not sharded:
         return mesh["dp", "dp_shard"], False
-    return mesh["dp"], layout.get("fsdp", False) or layout.get("zero", 0) >= 3
+    return mesh["dp"], layout.fsdp or layout.zero >= 3
 
 
 def stage_ids(pp_rank, pp, vp):
@@ -47,7 +47,7 @@ def stage_ids(pp_rank, pp, vp):
 def build_parts(args, layout, pp_rank, make_model):
     """One Transformer per model chunk this rank holds, on the meta device,
     trimmed to its layers; make_model builds the whole model."""
-    pp, vp = layout["pp"], layout["vp"] if layout["pp"] > 1 else 1
+    pp, vp = layout.pp, layout.vp if layout.pp > 1 else 1
     with torch.device("meta"):
         whole = make_model(args)
     if pp == 1:

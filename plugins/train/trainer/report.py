@@ -88,12 +88,12 @@ def warmup_steps_to_skip(steps):
 def lr_at(step, cfg):
     """The learning rate of 0-based step `step`: linear warm-up, then the
     schedule down to min_lr at the last step."""
-    lr, min_lr, warmup, total = cfg["lr"], cfg["min_lr"], cfg["warmup_steps"], cfg["steps"]
+    lr, min_lr, warmup, total = cfg.lr, cfg.min_lr, cfg.warmup_steps, cfg.steps
     if warmup > 0 and step < warmup:
         return lr * (step + 1) / warmup
-    if cfg["schedule"] == "constant":
+    if cfg.schedule == "constant":
         return lr
     progress = min(max((step - warmup) / max(1, total - warmup - 1), 0.0), 1.0)
-    if cfg["schedule"] == "linear":
+    if cfg.schedule == "linear":
         return lr - (lr - min_lr) * progress
     return min_lr + 0.5 * (lr - min_lr) * (1 + math.cos(math.pi * progress))

@@ -3,15 +3,16 @@ under torchrun:
 
   python3 -m torch.distributed.run --standalone --nproc-per-node=N train.py --config config.json
 
-config.json is written by plugins/train (prepare.go: runConfig). Progress
+config.json is written by plugins/train (prepare.go: runConfig) and read
+as config.py's RunConfig. Progress
 goes to stdout as JSON lines (report.py); a SIGTERM makes every rank finish
 its step, write a checkpoint and exit.
 """
 
 import argparse
 import ctypes
+import dataclasses
 import inspect
-import json
 import math
 import os
 import signal
@@ -23,6 +24,7 @@ import torch
 import torch.distributed as dist
 
 import ckpt
+import config
 import fp8
 import hf
 import model as M
@@ -31,7 +33,7 @@ import parallel
 import rules
 from board import Board
 from data import IGNORE, Batches, DataError, InOrder, TokenShards, inputs_and_labels
-from lora import adapter_params, add_adapters, freeze_base, is_adapter, merge_into_base
+from lora import add_adapters, freeze_base, is_adapter, merge_into_base
 from stepprofile import StepProfiler
 from report import Reporter, Throughput, TrainerError, lr_at, warmup_steps_to_skip
 
@@ -48,20 +50,20 @@ EVAL_BATCHES = 8
 class Trainer:
     def __init__(self, cfg, rep):
         self.cfg, self.rep = cfg, rep
-        self.layout = cfg["layout"]
-        self.cpu = cfg.get("device") == "cpu"
+        self.layout = cfg.layout
+        self.cpu = cfg.device == "cpu"
         try:
-            self.args, self.family = models.model_args(cfg["model"])
+            self.args, self.family = models.model_args(cfg.model)
         except (OSError, ValueError, KeyError, models.UnsupportedModel) as e:
-            raise TrainerError("Model folder unusable", f"{cfg['model'].get('hf')}: {e}") from e
-        self.lora = cfg.get("lora")
+            raise TrainerError("Model folder unusable", f"{cfg.model.hf}: {e}") from e
+        self.lora = cfg.lora
         self.stop_requested = False
         self._check_rules()
 
     def _check_rules(self):
         """Refuses what the rule table refuses, as gpuflow's plan does."""
-        model = {"tied_embeddings": self.args.tied_embeddings, "activation": self.cfg["model"].get("activation", "swiglu")}
-        f = rules.facts(self.layout, model, self.lora, self.cfg.get("device"))
+        model = {"tied_embeddings": self.args.tied_embeddings, "activation": self.cfg.model.activation}
+        f = rules.facts(dataclasses.asdict(self.layout), model, self.lora, self.cfg.device)
         broken = rules.refusals(f)
         if broken:
             r = broken[0]
@@ -72,7 +74,7 @@ class Trainer:
     def run(self):
         self._signals()
         self._init_distributed()
-        self.board = Board(self.cfg.get("tensorboard_dir"), self.rank == 0, self.rep)
+        self.board = Board(self.cfg.tensorboard_dir, self.rank == 0, self.rep)
         try:
             self._load_data()
             self._load_valid()
@@ -121,7 +123,7 @@ class Trainer:
 
     def _ranks(self):
         l = self.layout
-        want = l["tp"] * l["pp"] * l["dp"] * l["cp"]
+        want = l.tp * l.pp * l.dp * l.cp
         if dist.get_world_size() != want:
             raise TrainerError("Wrong number of processes", f"The layout needs {want} processes (tp*pp*dp*cp) and torchrun started {dist.get_world_size()}.")
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
@@ -129,40 +131,40 @@ class Trainer:
         self.tp_rank = self.mesh["tp"].get_local_rank()
         self.dp_rank = self.mesh["dp"].get_local_rank()
         self.pp_rank = self.mesh["pp"].get_local_rank()
-        self.accum = l["global_batch"] // (l["micro_batch"] * l["dp"])
-        torch.manual_seed(self.cfg["seed"])
+        self.accum = l.global_batch // (l.micro_batch * l.dp)
+        torch.manual_seed(self.cfg.seed)
 
     def _load_data(self):
         try:
-            if self.cfg.get("masks") and (self.layout["pp"] > 1 or self.layout["tp"] > 1):
+            if self.cfg.masks and (self.layout.pp > 1 or self.layout.tp > 1):
                 raise DataError("the data has loss masks, which the trainer applies with tp = 1 and pp = 1 only")
-            shards = TokenShards(self.cfg["data"], self.args.seq_len, self.cfg.get("masks"))
-            self.batches = Batches(shards, self.layout["global_batch"], self.cfg["seed"])
+            shards = TokenShards(self.cfg.data, self.args.seq_len, self.cfg.masks)
+            self.batches = Batches(shards, self.layout.global_batch, self.cfg.seed)
         except DataError as e:
             raise TrainerError("Training data unreadable", str(e)) from e
-        self.rep.log(f"{self.batches.shards.samples} samples of {self.args.seq_len + 1} tokens in {len(self.cfg['data'])} shards; "
-                     f"{self.cfg['steps']} steps read {self.batches.epochs(self.cfg['steps']):.2f} epochs")
+        self.rep.log(f"{self.batches.shards.samples} samples of {self.args.seq_len + 1} tokens in {len(self.cfg.data)} shards; "
+                     f"{self.cfg.steps} steps read {self.batches.epochs(self.cfg.steps):.2f} epochs")
 
     def _load_valid(self):
         """The validation set, when the config names one: the first
         eval_batches global batches of valid_data in file order."""
         self.valid = None
-        if not self.cfg.get("valid_data"):
+        if not self.cfg.valid_data:
             return
         try:
-            shards = TokenShards(self.cfg["valid_data"], self.args.seq_len)
+            shards = TokenShards(self.cfg.valid_data, self.args.seq_len)
         except DataError as e:
             raise TrainerError("Validation data unreadable", str(e)) from e
-        self.valid = InOrder(shards, self.layout["global_batch"], self.cfg.get("eval_batches") or EVAL_BATCHES)
-        every = self.cfg.get("eval_every") or 0
-        self.rep.log(f"validation on {self.valid.batches} batches of {self.layout['global_batch']} of its {shards.samples} samples, "
+        self.valid = InOrder(shards, self.layout.global_batch, self.cfg.eval_batches or EVAL_BATCHES)
+        every = self.cfg.eval_every or 0
+        self.rep.log(f"validation on {self.valid.batches} batches of {self.layout.global_batch} of its {shards.samples} samples, "
                      + (f"every {every} steps and at the end" if every else "at the end"))
 
     def _make_model(self, args):
         m = M.Transformer(args)
         if self.lora:
             add_adapters(m, self.lora)
-        elif self.layout["precision"] == "fp8":
+        elif self.layout.precision == "fp8":
             if not fp8.supported():
                 raise TrainerError("fp8 not supported here", "fp8 training needs a GPU of compute capability 8.9 or later (Ada, Hopper, Blackwell); use precision = \"bf16\".")
             fp8.convert(m)
@@ -171,18 +173,18 @@ class Trainer:
     def _build(self):
         l, cfg = self.layout, self.cfg
         parts, self.stages = parallel.build_parts(self.args, l, self.pp_rank, self._make_model)
-        whole_bytes = M.param_counts(self.args) * 4
+        whole_bytes = cfg.params * 4
         whole = self.cpu or whole_bytes <= WHOLE_INIT_SHARE * torch.cuda.get_device_properties(self.device).total_memory
         for _, part in parts:
             if whole:
                 part.to_empty(device=self.device)
-                M.init_full(part, cfg["seed"], self.device)
-            if l["tp"] > 1:
-                parallel.apply_tp(part, self.mesh["tp"], l.get("sequence_parallel", False))
+                M.init_full(part, cfg.seed, self.device)
+            if l.tp > 1:
+                parallel.apply_tp(part, self.mesh["tp"], l.sequence_parallel)
                 if self.lora:
                     freeze_base(part)
-            parallel.set_recompute(part, l.get("recompute", "none"))
-            if cfg.get("compile"):
+            parallel.set_recompute(part, l.recompute)
+            if cfg.compile:
                 parallel.compile_blocks(part)
             parallel.apply_fsdp(part, *parallel.data_parallel(self.mesh, l), compute_dtype=torch.float32 if self.cpu else torch.bfloat16)
             if not whole:
@@ -194,9 +196,9 @@ class Trainer:
         self.has_last = self.stages - 1 in self.stage_ids
         self.loss_fn = parallel.cross_entropy
         self.summed_loss_fn = parallel.summed_cross_entropy
-        if l["tp"] > 1:
+        if l.tp > 1:
             self.loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"])
-        elif cfg.get("compile"):
+        elif cfg.compile:
             # A model the compiler cannot handle still trains, eagerly; the
             # compiler's error goes to stderr.
             torch._dynamo.config.suppress_errors = True
@@ -204,18 +206,18 @@ class Trainer:
             self.summed_loss_fn = torch.compile(parallel.summed_cross_entropy)
         self.optimizers = [self._optimizer(p) for p in self.parts]
         self.tied = None
-        if self.args.tied_embeddings and l["pp"] > 1:
+        if self.args.tied_embeddings and l.pp > 1:
             self.tied = parallel.TiedStages(self.mesh, self.parts, self.stage_ids, self.stages)
         self.loss_scale = 1.0
-        if l["pp"] > 1:
+        if l.pp > 1:
             from torch.distributed.pipelining import PipelineStage
             group = self.mesh["pp"].get_group()
             stages = [PipelineStage(p, s, self.stages, self.device, group=group) for s, p in parts]
             self.schedule, self.loss_scale = parallel.pipeline_schedule(stages, self.accum, self.loss_fn)
         trained = sum(p.numel() for part in self.parts for p in part.parameters() if p.requires_grad)
-        self.rep.log(f"model: {M.param_counts(self.args) / 1e6:.1f}M parameters ({trained / 1e6:.2f}M trained on this rank's chunks); "
-                     f"layout tp={l['tp']} pp={l['pp']} dp={l['dp']} vp={l.get('vp', 1)}, {self.accum} micro-batches of {l['micro_batch']} per step; "
-                     f"recompute {l.get('recompute', 'none')}, {l['precision']}, compile {bool(cfg.get('compile'))}, "
+        self.rep.log(f"model: {cfg.params / 1e6:.1f}M parameters ({trained / 1e6:.2f}M trained on this rank's chunks); "
+                     f"layout tp={l.tp} pp={l.pp} dp={l.dp} vp={l.vp}, {self.accum} micro-batches of {l.micro_batch} per step; "
+                     f"recompute {l.recompute}, {l.precision}, compile {cfg.compile}, "
                      f"{'whole' if whole else 'sharded'} initialisation")
 
     def _init_sharded(self, part):
@@ -229,23 +231,23 @@ class Trainer:
         for p in part.parameters():
             if p.requires_grad:
                 (decay if p.ndim >= 2 else flat).append(p)
-        groups = [g for g in ({"params": decay, "weight_decay": self.cfg["weight_decay"]},
+        groups = [g for g in ({"params": decay, "weight_decay": self.cfg.weight_decay},
                               {"params": flat, "weight_decay": 0.0}) if g["params"]]
         if not groups:
             raise TrainerError("Nothing to train", "No parameter of this rank's model chunk is trainable; check the LoRA targets.")
-        return torch.optim.AdamW(groups, lr=self.cfg["lr"], betas=BETAS, eps=1e-8, fused=not self.cpu)
+        return torch.optim.AdamW(groups, lr=self.cfg.lr, betas=BETAS, eps=1e-8, fused=not self.cpu)
 
     def _restore(self):
         """Loads the base model (finetune) and the checkpoint to resume from;
         returns the step to start at and the loss the checkpoint recorded."""
         cfg = self.cfg
         keep = is_adapter if self.lora else (lambda k: True)
-        if cfg.get("base"):
-            self._load_base(cfg["base"], cfg.get("base_format", "checkpoint"))
-        if not cfg.get("resume_from"):
+        if cfg.base:
+            self._load_base(cfg.base, cfg.base_format)
+        if not cfg.resume_from:
             return 0, None
-        marker = ckpt.load(cfg["resume_from"], self.parts, self.optimizers, keep=keep)
-        self.rep.log(f"resumed from {cfg['resume_from']} at step {marker['step']}")
+        marker = ckpt.load(cfg.resume_from, self.parts, self.optimizers, keep=keep)
+        self.rep.log(f"resumed from {cfg.resume_from} at step {marker['step']}")
         return int(marker["step"]), marker.get("loss")
 
     def _load_base(self, path, fmt):
@@ -268,14 +270,12 @@ class Trainer:
 
     def _train(self, start, loss):
         cfg, l, a = self.cfg, self.layout, self.args
-        steps = cfg["steps"]
-        tokens_per_step = l["global_batch"] * a.seq_len
-        adapters = adapter_params(a, self.lora) if self.lora else 0
-        thr = Throughput(warmup_steps_to_skip(steps - start), tokens_per_step, M.flops_per_token(a, adapters),
-                         cfg.get("peak_flops", 0.0), self.world)
-        every = cfg.get("checkpoint_every") or 0
-        eval_every = cfg.get("eval_every") or 0
-        last = cfg.get("resume_from") or ""
+        steps = cfg.steps
+        tokens_per_step = l.global_batch * a.seq_len
+        thr = Throughput(warmup_steps_to_skip(steps - start), tokens_per_step, cfg.flops_per_token, cfg.peak_flops, self.world)
+        every = cfg.checkpoint_every
+        eval_every = cfg.eval_every
+        last = cfg.resume_from
         if not self.cpu:
             torch.cuda.reset_peak_memory_stats(self.device)
         prof = StepProfiler(steps, self.rank, self.device)
@@ -286,7 +286,7 @@ class Trainer:
             for o in self.optimizers:
                 for g in o.param_groups:
                     g["lr"] = lr
-            torch.manual_seed(M.param_seed(cfg["seed"], f"step{s}"))  # dropout masks independent of resumes
+            torch.manual_seed(M.param_seed(cfg.seed, f"step{s}"))  # dropout masks independent of resumes
             local = self._step(self._batch(s))
             self._clip()
             for o in self.optimizers:
@@ -304,16 +304,16 @@ class Trainer:
             self.rep.emit("step", step=k, steps=steps, step_time_s=dt, **figures)
             self.board.scalars(k, {"train/" + name: v for name, v in figures.items()})
             if stop:
-                path = self._save(k, loss) if cfg.get("checkpoint", True) else ""
+                path = self._save(k, loss) if cfg.checkpoint else ""
                 self.rep.emit("stopped", step=k, path=path)
                 return
-            if every and k % every == 0 and k < steps and cfg.get("checkpoint", True):
+            if every and k % every == 0 and k < steps and cfg.checkpoint:
                 last = self._save(k, loss)
             if self.valid and eval_every and k % eval_every == 0 and k < steps:
                 self._validate(k)
         memory = self._memory()
         validated = self._validate(steps) if self.valid else None
-        if cfg.get("checkpoint", True) and start < steps:
+        if cfg.checkpoint and start < steps:
             last = self._save(steps, loss)
         result = {"checkpoint": last, "final_loss": loss, "tokens_per_s": thr.tokens_per_s(), "mfu": thr.mfu(),
                   "peak_memory_bytes": max(m[0] for m in memory), "peak_memory_bytes_per_rank": [m[0] for m in memory],
@@ -323,12 +323,12 @@ class Trainer:
             result["valid_loss"], result["valid_perplexity"] = validated
         if self.lora:
             result["adapters"] = self._export_adapters(last)
-            if cfg.get("export_peft"):
-                hf.export_adapters(cfg["export_peft"], self.parts, self.family.module_to_hf, self._is_writer(), self.pp_rank)
-            if cfg.get("merge"):
+            if cfg.export_peft:
+                hf.export_adapters(cfg.export_peft, self.parts, self.family.module_to_hf, self._is_writer(), self.pp_rank)
+            if cfg.merge:
                 result["merged"] = self._merge(steps, loss)
-        if cfg.get("export_hf"):
-            hf.export_model(cfg["export_hf"], self.parts, self.family.to_hf, lambda k: not is_adapter(k), self._export_dtype(),
+        if cfg.export_hf:
+            hf.export_model(cfg.export_hf, self.parts, self.family.to_hf, lambda k: not is_adapter(k), self._export_dtype(),
                             self._is_writer(), self.pp_rank)
         self.rep.emit("result", result=result)
 
@@ -338,15 +338,15 @@ class Trainer:
 
     def _export_dtype(self):
         """The exported weights' storage type: the source folder's, else bf16."""
-        m = self.cfg["model"]
-        if not m.get("hf"):
+        m = self.cfg.model
+        if not m.hf:
             return "bfloat16"
-        c = models.read_config(m["hf"])
+        c = models.read_config(m.hf)
         return c.get("dtype") or c.get("torch_dtype") or "bfloat16"
 
     def _batch(self, step):
-        batch = self._checked(self.batches.local(step, self.dp_rank, self.layout["dp"]))
-        inputs, labels = inputs_and_labels(batch, self.batches.local_mask(step, self.dp_rank, self.layout["dp"]))
+        batch = self._checked(self.batches.local(step, self.dp_rank, self.layout.dp))
+        inputs, labels = inputs_and_labels(batch, self.batches.local_mask(step, self.dp_rank, self.layout.dp))
         return inputs.to(self.device, non_blocking=True), labels.to(self.device, non_blocking=True)
 
     def _checked(self, batch):
@@ -360,7 +360,7 @@ class Trainer:
     def _step(self, batch):
         """Forward and backward of one optimizer step; returns this rank's
         mean loss (zero where this rank computes none)."""
-        with parallel.loss_context(self.layout["tp"]):
+        with parallel.loss_context(self.layout.tp):
             loss = self._forward_backward(batch)
         if self.tied:
             self.tied.sync_grads()
@@ -368,7 +368,7 @@ class Trainer:
 
     def _forward_backward(self, batch):
         inputs, labels = batch
-        if self.layout["pp"] > 1:
+        if self.layout.pp > 1:
             losses = []
             args = (inputs,) if self.has_first else ()
             kwargs = {"target": labels, "losses": losses} if self.has_last else {}
@@ -379,8 +379,8 @@ class Trainer:
                 return torch.stack([x.detach().float() for x in losses]).mean() * self.loss_scale
             return torch.zeros((), device=self.device)
         total = torch.zeros((), device=self.device)
-        micro = self.layout["micro_batch"]
-        scale = self._trained_scale(labels) if self.cfg.get("masks") else None
+        micro = self.layout.micro_batch
+        scale = self._trained_scale(labels) if self.cfg.masks else None
         for m in range(self.accum):
             rows = slice(m * micro, (m + 1) * micro)
             if scale is None:
@@ -399,8 +399,8 @@ class Trainer:
         with none trained has a zero loss."""
         count = (labels != IGNORE).sum().float()
         dist.all_reduce(count)
-        trained = count / (self.world // self.layout["dp"])
-        return self.layout["dp"] / trained.clamp(min=1)
+        trained = count / (self.world // self.layout.dp)
+        return self.layout.dp / trained.clamp(min=1)
 
     def _clip(self):
         """Clips the global gradient norm: per-mesh norms (FSDP and TP put
@@ -418,7 +418,7 @@ class Trainer:
             if isinstance(n, DTensor):
                 n = n.full_tensor()
             sq = sq + n.float() ** 2
-        if self.layout["pp"] > 1:
+        if self.layout.pp > 1:
             dist.all_reduce(sq, group=self.mesh["pp"].get_group())
         coef = (MAX_GRAD_NORM / (sq.sqrt() + 1e-6)).clamp(max=1.0)
         for grads in groups.values():
@@ -433,7 +433,7 @@ class Trainer:
         vec = torch.stack([mine.float().reshape(()), torch.tensor(float(self.stop_requested), device=self.device)])
         dist.all_reduce(vec)
         loss, stop = vec.tolist()
-        return loss / self.layout["dp"], stop > 0
+        return loss / self.layout.dp, stop > 0
 
     # -- validation ----------------------------------------------------------
 
@@ -443,15 +443,15 @@ class Trainer:
         for part in self.parts:
             part.eval()
         total = 0.0
-        with torch.no_grad(), parallel.loss_context(self.layout["tp"]):
+        with torch.no_grad(), parallel.loss_context(self.layout.tp):
             for b in range(self.valid.batches):
-                batch = self._checked(self.valid.local(b, self.dp_rank, self.layout["dp"]))
+                batch = self._checked(self.valid.local(b, self.dp_rank, self.layout.dp))
                 total += self._replica_mean(self._eval_loss(batch.to(self.device, non_blocking=True)))
         for part in self.parts:
             part.train()
         loss = total / self.valid.batches
         perplexity = math.exp(min(loss, 700.0))
-        self.rep.emit("valid", step=step, steps=self.cfg["steps"], valid_loss=loss, valid_perplexity=perplexity)
+        self.rep.emit("valid", step=step, steps=self.cfg.steps, valid_loss=loss, valid_perplexity=perplexity)
         self.board.scalars(step, {"valid/loss": loss, "valid/perplexity": perplexity})
         return loss, perplexity
 
@@ -459,11 +459,11 @@ class Trainer:
         """This rank's mean loss over the batch's micro-batches; zero where
         this rank holds no last pipeline stage."""
         inputs, labels = batch[:, :-1].contiguous(), batch[:, 1:].contiguous()
-        micro = self.layout["micro_batch"]
+        micro = self.layout.micro_batch
         total = torch.zeros((), device=self.device)
         for m in range(self.accum):
             rows = slice(m * micro, (m + 1) * micro)
-            logits = self._pipeline_forward(inputs[rows]) if self.layout["pp"] > 1 else self.parts[0](inputs[rows])
+            logits = self._pipeline_forward(inputs[rows]) if self.layout.pp > 1 else self.parts[0](inputs[rows])
             if logits is not None:
                 total += self.loss_fn(logits, labels[rows]).float()  # as in training: compiled, or split over the vocabulary
         return total / self.accum
@@ -473,7 +473,7 @@ class Trainer:
         each rank runs the chunks it holds and passes the activations on to
         the rank of the next chunk. The rank of the last chunk returns the
         logits, the others None."""
-        pp, group = self.layout["pp"], self.mesh["pp"].get_group()
+        pp, group = self.layout.pp, self.mesh["pp"].get_group()
         h, logits = tokens, None
         for s in range(self.stages):
             if s % pp != self.pp_rank:
@@ -508,7 +508,7 @@ class Trainer:
         mine = local if (self.has_last and self.tp_rank == 0) else torch.zeros((), device=self.device)
         total = mine.float().reshape(()).clone()
         dist.all_reduce(total)
-        return total.item() / self.layout["dp"]
+        return total.item() / self.layout.dp
 
     def _allocated(self):
         return 0 if self.cpu else torch.cuda.max_memory_allocated(self.device)
@@ -535,12 +535,12 @@ class Trainer:
     # -- outputs -----------------------------------------------------------
 
     def _save(self, step, loss):
-        path = ckpt.step_dir(self.cfg["checkpoint_dir"], step)
+        path = ckpt.step_dir(self.cfg.checkpoint_dir, step)
         keep = is_adapter if self.lora else (lambda k: True)
-        marker = {"step": step, "steps": self.cfg["steps"], "loss": loss, "stage": self.cfg["stage"],
-                  "tokens": step * self.layout["global_batch"] * self.args.seq_len}
+        marker = {"step": step, "steps": self.cfg.steps, "loss": loss, "stage": self.cfg.stage,
+                  "tokens": step * self.layout.global_batch * self.args.seq_len}
         ckpt.save(path, self.parts, self.optimizers, marker, keep=keep)
-        ckpt.prune(self.cfg["checkpoint_dir"], self.cfg.get("keep_checkpoints", 2), protect={path})
+        ckpt.prune(self.cfg.checkpoint_dir, self.cfg.keep_checkpoints, protect={path})
         self.rep.emit("checkpoint", step=step, path=path)
         return path
 
@@ -548,7 +548,7 @@ class Trainer:
         """The adapters as one safetensors file beside the last checkpoint
         (whole tensors, gathered from every rank), or the checkpoint itself
         where a pipeline splits them."""
-        if self.layout["pp"] > 1 or not checkpoint:
+        if self.layout.pp > 1 or not checkpoint:
             return checkpoint
         from safetensors.torch import save_file
         from torch.distributed.tensor import DTensor
@@ -559,7 +559,7 @@ class Trainer:
                 tensors[fqn] = full.detach().to(torch.bfloat16).cpu().contiguous()
         path = os.path.join(checkpoint, "adapters.safetensors")
         if self.rank == 0:
-            meta = {"rank": str(self.lora["rank"]), "alpha": str(self.lora["alpha"]), "targets": ",".join(self.lora["targets"])}
+            meta = {"rank": str(self.lora.rank), "alpha": str(self.lora.alpha), "targets": ",".join(self.lora.targets)}
             save_file(tensors, path, metadata=meta)
         dist.barrier()
         return path
@@ -567,8 +567,8 @@ class Trainer:
     def _merge(self, step, loss):
         for part in self.parts:
             merge_into_base(part)
-        path = os.path.join(self.cfg["checkpoint_dir"], "merged")
-        marker = {"step": step, "steps": self.cfg["steps"], "loss": loss, "stage": self.cfg["stage"], "merged": True}
+        path = os.path.join(self.cfg.checkpoint_dir, "merged")
+        marker = {"step": step, "steps": self.cfg.steps, "loss": loss, "stage": self.cfg.stage, "merged": True}
         ckpt.save(path, self.parts, self.optimizers, marker, keep=lambda k: not is_adapter(k), with_optim=False)
         self.rep.log(f"merged weights: {path}")
         return path
@@ -577,12 +577,14 @@ class Trainer:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", required=True)
-    with open(ap.parse_args().config) as f:
-        cfg = json.load(f)
+    path = ap.parse_args().config
     rep = Reporter(int(os.environ.get("RANK", "0")) == 0)
     code = 0
     try:
-        Trainer(cfg, rep).run()
+        Trainer(config.load(path), rep).run()
+    except config.ConfigError as e:
+        rep.emit("error", summary="Trainer config unreadable", detail=f"{e}.")
+        code = 1
     except TrainerError as e:
         rep.emit("error", summary=e.summary, detail=e.detail)
         code = 1

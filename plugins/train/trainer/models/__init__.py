@@ -33,8 +33,8 @@ def model_args(m):
     """ModelArgs for the trainer's model section: a preset's from the shape
     alone, a folder's from its config.json too."""
     from model import ModelArgs
-    if not m.get("hf"):
+    if not m.hf:
         return ModelArgs.from_config(m), llama
-    hf = read_config(m["hf"])
+    hf = read_config(m.hf)
     fam = family(hf)
     return fam.model_args(hf, m), fam

@@ -6,6 +6,7 @@ skip without a GPU. Run from the repository root:
 scripts/device/train-tests.sh runs them on a GPU machine.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -21,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TRAINER = os.path.dirname(HERE)
 sys.path.insert(0, TRAINER)
 
+import config as C  # noqa: E402
 import data as D  # noqa: E402
 import lora as L  # noqa: E402
 import model as M  # noqa: E402
@@ -29,6 +31,21 @@ import preflight as P  # noqa: E402
 import report as R  # noqa: E402
 
 GPU = torch.cuda.is_available()
+# Configs plugins/train wrote (go test ./plugins/train -run
+# TestTrainerConfigFiles -update): a tiny model's pretrain run, and a
+# finetune of it with every field set.
+TESTDATA = os.path.join(HERE, "testdata")
+
+
+def written(name):
+    """The config.json plugins/train wrote, as JSON."""
+    with open(os.path.join(TESTDATA, name)) as f:
+        return json.load(f)
+
+
+def schedule(**fields):
+    """The tiny run's config with the schedule's fields replaced."""
+    return dataclasses.replace(C.load(os.path.join(TESTDATA, "pretrain.json")), **fields)
 
 
 def write_shard(prefix, docs, dtype=np.uint16, code=8):
@@ -139,27 +156,32 @@ class MaskTest(unittest.TestCase):
 
 class ScheduleTest(unittest.TestCase):
     def test_warmup_then_cosine_to_min(self):
-        cfg = {"lr": 1.0, "min_lr": 0.1, "warmup_steps": 10, "steps": 110, "schedule": "cosine"}
+        cfg = schedule(lr=1.0, min_lr=0.1, warmup_steps=10, steps=110, schedule="cosine")
         self.assertAlmostEqual(R.lr_at(0, cfg), 0.1)
         self.assertAlmostEqual(R.lr_at(9, cfg), 1.0)
         self.assertAlmostEqual(R.lr_at(10, cfg), 1.0)
         self.assertAlmostEqual(R.lr_at(109, cfg), 0.1)
 
     def test_linear_and_constant(self):
-        cfg = {"lr": 1.0, "min_lr": 0.0, "warmup_steps": 0, "steps": 11, "schedule": "linear"}
+        cfg = schedule(lr=1.0, min_lr=0.0, warmup_steps=0, steps=11, schedule="linear")
         self.assertAlmostEqual(R.lr_at(5, cfg), 0.5)
-        cfg["schedule"] = "constant"
-        self.assertAlmostEqual(R.lr_at(10, cfg), 1.0)
+        self.assertAlmostEqual(R.lr_at(10, dataclasses.replace(cfg, schedule="constant")), 1.0)
 
 
 class ModelTest(unittest.TestCase):
     args = M.ModelArgs(layers=4, hidden=128, ffn_hidden=256, heads=4, kv_heads=2, vocab=512, seq_len=64)
 
-    def test_counts_match_the_estimator(self):
-        one_b = M.ModelArgs(16, 2048, 8192, 32, 8, 128256, 4096, tied_embeddings=True)
-        self.assertEqual(M.param_counts(one_b), 1_235_814_400)  # Llama-3.2-1B
-        m = M.Transformer(self.args)
-        self.assertEqual(sum(p.numel() for p in m.parameters()), M.param_counts(self.args))
+    def test_gpuflows_counts_are_the_models(self):
+        """params and adapter_params, which gpuflow counts as its estimator
+        does, are what the trainer builds, tied or not."""
+        for name in ("pretrain.json", "config.json"):
+            with self.subTest(name):
+                cfg = C.load(os.path.join(TESTDATA, name))
+                m = M.Transformer(M.ModelArgs.from_config(cfg.model))
+                self.assertEqual(sum(p.numel() for p in m.parameters()), cfg.params)
+                if cfg.lora:
+                    L.add_adapters(m, cfg.lora)
+                    self.assertEqual(sum(p.numel() for p in m.parameters() if p.requires_grad), cfg.adapter_params)
 
     def test_initial_loss_is_uniform(self):
         m = M.Transformer(self.args)
@@ -211,7 +233,7 @@ class LoRATest(unittest.TestCase):
         base = M.Transformer(a)
         M.init_full(base, 1, "cpu")
         m = M.Transformer(a)
-        spec = {"rank": 4, "alpha": 8, "targets": ["q", "v_proj", "down"], "dropout": 0.0}
+        spec = C.LoRAConfig(rank=4, alpha=8, targets=["q", "v_proj", "down"], dropout=0.0)
         self.assertEqual(L.add_adapters(m, spec), 3 * a.layers)
         M.init_full(m, 1, "cpu")
         m.load_state_dict(base.state_dict(), strict=False)
@@ -219,7 +241,6 @@ class LoRATest(unittest.TestCase):
         torch.testing.assert_close(m(tokens), base(tokens))
         trained = [k for k, p in m.named_parameters() if p.requires_grad]
         self.assertTrue(trained and all(L.is_adapter(k) for k in trained))
-        self.assertEqual(sum(p.numel() for p in m.parameters() if p.requires_grad), L.adapter_params(a, spec))
         with torch.no_grad():
             for k, p in m.named_parameters():
                 if ".lora_b." in k:
@@ -304,13 +325,10 @@ def torchrun(config, nproc=1):
 
 
 def tiny_config(work, **over):
-    cfg = {"stage": "pretrain.test", "type": "pretrain",
-           "model": {"layers": 2, "hidden": 128, "ffn_hidden": 256, "heads": 4, "kv_heads": 2, "vocab": 512, "seq_len": 64, "tied_embeddings": False},
-           "layout": {"tp": 1, "pp": 1, "dp": 1, "cp": 1, "vp": 1, "zero": 0, "fsdp": False, "micro_batch": 4, "global_batch": 8,
-                      "recompute": "none", "sequence_parallel": False, "precision": "bf16"},
-           "data": [work + "/data"], "steps": 6, "lr": 3e-3, "min_lr": 3e-4, "schedule": "cosine", "warmup_steps": 2, "weight_decay": 0.1,
-           "seed": 1, "checkpoint_every": 3, "checkpoint": True, "checkpoint_dir": work + "/ckpt", "keep_checkpoints": 2,
-           "compile": False, "peak_flops": 989e12}
+    """The tiny model's pretrain run as plugins/train writes it, with its
+    data and checkpoints in work."""
+    cfg = written("pretrain.json")
+    cfg.update(data=[work + "/data"], checkpoint_dir=work + "/ckpt")
     cfg.update(over)
     return cfg
 

@@ -21,8 +21,8 @@ def shape_args(hf, m, **extra):
     from config.json."""
     from model import ModelArgs  # torch; rope_settings is testable without it
     theta, scaling = rope_settings(hf)
-    return ModelArgs(layers=m["layers"], hidden=m["hidden"], ffn_hidden=m["ffn_hidden"], heads=m["heads"],
-                     kv_heads=m["kv_heads"] or m["heads"], vocab=m["vocab"], seq_len=m["seq_len"],
+    return ModelArgs(layers=m.layers, hidden=m.hidden, ffn_hidden=m.ffn_hidden, heads=m.heads,
+                     kv_heads=m.kv_heads or m.heads, vocab=m.vocab, seq_len=m.seq_len,
                      tied_embeddings=bool(hf.get("tie_word_embeddings", False)), rope_theta=theta, rope_scaling=scaling,
                      norm_eps=float(hf.get("rms_norm_eps", 1e-6)), **extra)
 

@@ -10,7 +10,7 @@ ARCHITECTURE = "MistralForCausalLM"
 
 def model_args(hf, m):
     window = hf.get("sliding_window")
-    if window and m["seq_len"] > window:
+    if window and m.seq_len > window:
         raise ValueError(f"seq_len {m['seq_len']} exceeds the sliding window of {window} tokens, and the trainer attends over the whole sequence")
     return shape_args(hf, m)
 

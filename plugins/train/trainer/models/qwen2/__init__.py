@@ -10,7 +10,7 @@ ARCHITECTURE = "Qwen2ForCausalLM"
 
 def model_args(hf, m):
     window = hf.get("sliding_window") if hf.get("use_sliding_window") else None
-    if window and m["seq_len"] > window:
+    if window and m.seq_len > window:
         raise ValueError(f"seq_len {m['seq_len']} exceeds the sliding window of {window} tokens, and the trainer attends over the whole sequence")
     return shape_args(hf, m, qkv_bias=True, o_bias=False)
 
