@@ -66,7 +66,10 @@ func (p *planner) searchLayout(n *stageNode, sp *StagePlan, config cty.Value) hc
 // searchRequest gathers the search's fixed choices from the auto layout
 // block, or from the stage for layout = "auto".
 func (p *planner) searchRequest(n *stageNode, config cty.Value, use *hcl.Range) (autolayout.Request, hcl.Diagnostics) {
-	in := readEstimateInputs(n.plugin.Contract, config)
+	in, d := readEstimateInputs(n.plugin.Contract, config)
+	if diags := useDiags(n, d); diags.HasErrors() {
+		return autolayout.Request{}, diags
+	}
 	req := autolayout.Request{Objective: autolayout.ObjectiveThroughput, Framework: in.framework, LoRA: in.lora,
 		TrainTokens: in.trainTokens, TrainSteps: in.trainSteps,
 		Calibration: p.opts.Calibration.For(calibrationKey(p.w.Hardware[n.hardware]))}

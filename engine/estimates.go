@@ -10,6 +10,7 @@ import (
 	"github.com/gpuflow/gpuflow/engine/state"
 	"github.com/gpuflow/gpuflow/hardware"
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // estimateStage predicts memory, time and cost for a stage whose contract
@@ -24,7 +25,10 @@ func (p *planner) estimateStage(n *stageNode, sp *StagePlan, config cty.Value) h
 		return diags
 	}
 	hw := p.w.Hardware[n.hardware]
-	inputs := readEstimateInputs(n.plugin.Contract, config)
+	inputs, d := readEstimateInputs(n.plugin.Contract, config)
+	if diags := useDiags(n, d); diags.HasErrors() {
+		return diags
+	}
 	in := estimate.Input{Model: sp.Model.Shape, Layout: sp.Layout.Layout, Hardware: hw, Placement: sp.Placement,
 		Framework: inputs.framework, LoRA: inputs.lora, TrainTokens: inputs.trainTokens, TrainSteps: inputs.trainSteps,
 		CheckpointEvery: inputs.checkpointEvery, Calibration: p.opts.Calibration.For(calibrationKey(hw)),
@@ -60,21 +64,72 @@ type estimateInputs struct {
 	checkpointEvery int64
 }
 
+// estimateArgs are the attributes a contract may name, under the
+// estimator's names for them; counts are numbers as written.
+type estimateArgs struct {
+	Framework       string    `cty:"framework"`
+	LoRA            *loraArgs `cty:"lora"`
+	TrainTokens     float64   `cty:"train_tokens"`
+	Steps           float64   `cty:"steps"`
+	GlobalBatch     float64   `cty:"global_batch"`
+	CheckpointEvery float64   `cty:"checkpoint_every"`
+}
+
+type loraArgs struct {
+	Rank    float64  `cty:"rank"`
+	Targets []string `cty:"targets"`
+}
+
 // readEstimateInputs reads the attributes the contract names; the budget
-// is the token budget where one is set, else the step budget.
-func readEstimateInputs(c *api.StageContract, config cty.Value) estimateInputs {
+// is the token budget where one is set, else the step budget. A value of
+// the wrong type is an error at the body's attribute.
+func readEstimateInputs(c *api.StageContract, config cty.Value) (estimateInputs, api.Diagnostics) {
 	if c == nil || c.Estimate == nil {
-		return estimateInputs{}
+		return estimateInputs{}, nil
 	}
 	e := c.Estimate
-	in := estimateInputs{framework: stringArg(config, e.Framework), lora: loraArg(config, e.LoRA),
-		globalBatch: int(numberArg(config, e.GlobalBatch)), checkpointEvery: int64(numberArg(config, e.CheckpointEvery))}
-	if v := numberArg(config, e.TrainTokens); v > 0 {
-		in.trainTokens = v
-	} else if v := numberArg(config, e.Steps); v > 0 {
-		in.trainSteps = int64(v)
+	names := map[string]string{"framework": e.Framework, "lora": e.LoRA, "train_tokens": e.TrainTokens, "steps": e.Steps,
+		"global_batch": e.GlobalBatch, "checkpoint_every": e.CheckpointEvery}
+	var a estimateArgs
+	diags := sdk.Decode(renamed(config, names), &a)
+	for i := range diags {
+		diags[i].Path = bodyPath(diags[i].Path, names)
 	}
-	return in
+	in := estimateInputs{framework: a.Framework, globalBatch: int(a.GlobalBatch), checkpointEvery: int64(a.CheckpointEvery)}
+	if a.LoRA != nil {
+		in.lora = &estimate.LoRA{Rank: int(a.LoRA.Rank), Targets: a.LoRA.Targets}
+	}
+	if a.TrainTokens > 0 {
+		in.trainTokens = a.TrainTokens
+	} else if a.Steps > 0 {
+		in.trainSteps = int64(a.Steps)
+	}
+	return in, diags
+}
+
+// renamed is the body's attributes that names maps to, under their keys.
+func renamed(config cty.Value, names map[string]string) cty.Value {
+	attrs := map[string]cty.Value{}
+	if config.IsNull() || !config.IsKnown() || !config.Type().IsObjectType() {
+		return cty.EmptyObjectVal
+	}
+	for key, name := range names {
+		if name != "" && config.Type().HasAttribute(name) {
+			attrs[key] = config.GetAttr(name)
+		}
+	}
+	return cty.ObjectVal(attrs)
+}
+
+// bodyPath turns a path under renamed's keys into one into the body.
+func bodyPath(path cty.Path, names map[string]string) cty.Path {
+	if len(path) == 0 {
+		return path
+	}
+	if step, ok := path[0].(cty.GetAttrStep); ok {
+		return append(cty.GetAttrPath(names[step.Name]), path[1:]...)
+	}
+	return path
 }
 
 // calibrationKey is the name measurements are filed under: the built-in
@@ -84,48 +139,6 @@ func calibrationKey(hw *hardware.Profile) string {
 		return hw.BaseProfile
 	}
 	return hw.Name
-}
-
-func attr(config cty.Value, name string) cty.Value {
-	if name == "" || config.IsNull() || !config.IsKnown() || !config.Type().IsObjectType() || !config.Type().HasAttribute(name) {
-		return cty.NullVal(cty.DynamicPseudoType)
-	}
-	v := config.GetAttr(name)
-	if !v.IsKnown() {
-		return cty.NullVal(cty.DynamicPseudoType)
-	}
-	return v
-}
-
-func stringArg(config cty.Value, name string) string {
-	if v := attr(config, name); !v.IsNull() && v.Type() == cty.String {
-		return v.AsString()
-	}
-	return ""
-}
-
-func numberArg(config cty.Value, name string) float64 {
-	if v := attr(config, name); !v.IsNull() && v.Type() == cty.Number {
-		f, _ := v.AsBigFloat().Float64()
-		return f
-	}
-	return 0
-}
-
-func loraArg(config cty.Value, name string) *estimate.LoRA {
-	l := attr(config, name)
-	if l.IsNull() || !l.Type().IsObjectType() {
-		return nil
-	}
-	out := &estimate.LoRA{Rank: int(numberArg(l, "rank"))}
-	if t := attr(l, "targets"); !t.IsNull() && (t.Type().IsListType() || t.Type().IsTupleType()) {
-		for _, e := range t.AsValueSlice() {
-			if e.IsKnown() && !e.IsNull() && e.Type() == cty.String {
-				out.Targets = append(out.Targets, e.AsString())
-			}
-		}
-	}
-	return out
 }
 
 // prediction keeps what a run can be checked against; nil for a stage the

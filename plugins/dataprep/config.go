@@ -14,6 +14,7 @@ import (
 	"github.com/gpuflow/gpuflow/plugins/dataprep/chat"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/pipeline"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // config is a data_prep stage body, decoded. Fields whose value is not
@@ -38,6 +39,8 @@ type config struct {
 	SkipErrors    bool
 	Workers       int
 	ShardTokens   int64
+	// Pending names the attributes not wholly known yet (at plan time).
+	Pending map[string]bool
 }
 
 type tokenizerConfig struct {
@@ -61,7 +64,42 @@ func defaultConfig() config {
 	}
 }
 
-// decoder collects diagnostics while reading attributes of a body.
+// body is a data_prep stage body as written; what it leaves out is nil.
+type body struct {
+	Inputs       []string       `cty:"inputs"`
+	DatasetSplit *string        `cty:"dataset_split"`
+	Format       *string        `cty:"format"`
+	TextField    *string        `cty:"text_field"`
+	Template     *string        `cty:"template"`
+	ChatTemplate *string        `cty:"chat_template"`
+	TrainOn      *string        `cty:"train_on"`
+	Tokenizer    *tokenizerBody `cty:"tokenizer"`
+	OutputDir    *string        `cty:"output_dir"`
+	OutputFormat []string       `cty:"output_format"`
+	Split        *splitBody     `cty:"split"`
+	Seed         *big.Float     `cty:"seed"`
+	Shuffle      bool           `cty:"shuffle"`
+	OnError      string         `cty:"on_error"`
+	Workers      *big.Float     `cty:"workers"`
+	ShardTokens  *big.Float     `cty:"shard_tokens"`
+}
+
+type tokenizerBody struct {
+	Type         string  `cty:"type"`
+	Path         string  `cty:"path"`
+	Encoding     *string `cty:"encoding"`
+	BOS          *string `cty:"bos"`
+	EOS          *string `cty:"eos"`
+	ParseSpecial *bool   `cty:"parse_special"`
+}
+
+type splitBody struct {
+	Train *float64 `cty:"train"`
+	Valid *float64 `cty:"valid"`
+	Test  *float64 `cty:"test"`
+}
+
+// decoder collects diagnostics while checking a body.
 type decoder struct {
 	diags api.Diagnostics
 }
@@ -70,76 +108,83 @@ func (d *decoder) errorf(path cty.Path, summary, format string, args ...any) {
 	d.diags = append(d.diags, api.Diagnostic{Severity: api.Error, Summary: summary, Detail: fmt.Sprintf(format, args...), Path: path})
 }
 
-// known reports whether v holds a value to decode: known and not null.
-func known(v cty.Value) bool { return v.IsWhollyKnown() && !v.IsNull() }
-
+// decodeConfig decodes and checks a body. At plan time an attribute that
+// is not wholly known yet keeps its default and is not checked.
 func decodeConfig(v cty.Value) (config, api.Diagnostics) {
 	cfg := defaultConfig()
 	if v.IsNull() || !v.IsKnown() {
 		return cfg, nil
 	}
-	d := &decoder{}
-	if s := v.GetAttr("inputs"); known(s) {
-		cfg.Inputs = stringList(s)
+	known, pending := whollyKnown(v)
+	cfg.Pending = pending
+	var b body
+	d := &decoder{diags: sdk.Decode(known, &b)}
+	if b.Inputs != nil {
+		cfg.Inputs = b.Inputs
 		if len(cfg.Inputs) == 0 {
 			d.errorf(cty.GetAttrPath("inputs"), "No inputs", `Name at least one input file or glob, like inputs = ["data/*.jsonl"].`)
 		}
 	}
-	if s := v.GetAttr("dataset_split"); known(s) {
-		cfg.DatasetSplit = s.AsString()
+	if b.DatasetSplit != nil {
+		cfg.DatasetSplit = *b.DatasetSplit
 		if cfg.DatasetSplit == "" {
 			d.errorf(cty.GetAttrPath("dataset_split"), "Empty dataset_split", `Name the split of a Hugging Face dataset snapshot to read, like dataset_split = "train".`)
 		}
 	}
-	d.decodeFormat(v, &cfg)
-	d.decodeTokenizer(v.GetAttr("tokenizer"), &cfg.Tokenizer)
-	if s := v.GetAttr("output_dir"); known(s) {
-		cfg.OutputDir = s.AsString()
+	d.decodeFormat(b, &cfg, pending["format"] || pending["template"])
+	d.decodeTokenizer(b.Tokenizer, &cfg.Tokenizer)
+	if b.OutputDir != nil {
+		cfg.OutputDir = *b.OutputDir
 		if cfg.OutputDir == "" {
 			d.errorf(cty.GetAttrPath("output_dir"), "Empty output_dir", "Name the folder the shards are written to.")
 		}
 	}
-	d.decodeOutputFormats(v.GetAttr("output_format"), &cfg)
-	d.decodeSplit(v.GetAttr("split"), &cfg)
-	if n, ok := d.wholeNumber(v, "seed", 0, math.MaxInt64); ok {
-		cfg.Seed = uint64(n)
-	}
-	if s := v.GetAttr("shuffle"); known(s) {
-		cfg.Shuffle = s.True()
-	}
-	if s := v.GetAttr("on_error"); known(s) {
-		switch s.AsString() {
-		case "fail":
-		case "skip":
-			cfg.SkipErrors = true
-		default:
-			d.errorf(cty.GetAttrPath("on_error"), "Unsupported on_error", `on_error is "fail" (stop at the first bad record) or "skip" (skip bad records and count them), not %q.`, s.AsString())
-		}
-	}
-	if n, ok := d.wholeNumber(v, "workers", 0, 4096); ok {
-		cfg.Workers = int(n)
-	}
-	if n, ok := d.wholeNumber(v, "shard_tokens", 1, math.MaxInt64); ok {
-		cfg.ShardTokens = n
-	}
+	d.decodeOutputFormats(b.OutputFormat, &cfg)
+	d.decodeSplit(b.Split, &cfg)
+	d.decodeRun(b, &cfg)
 	return cfg, d.diags
 }
 
-func stringList(v cty.Value) []string {
-	var out []string
-	for it := v.ElementIterator(); it.Next(); {
-		_, e := it.Element()
-		if e.IsNull() {
-			continue
+// whollyKnown is v with every attribute that is not wholly known set to
+// null, and the names of those attributes.
+func whollyKnown(v cty.Value) (cty.Value, map[string]bool) {
+	attrs, pending := map[string]cty.Value{}, map[string]bool{}
+	for name, a := range v.AsValueMap() {
+		if !a.IsWhollyKnown() {
+			a, pending[name] = cty.NullVal(a.Type()), true
 		}
-		out = append(out, e.AsString())
+		attrs[name] = a
 	}
-	return out
+	return cty.ObjectVal(attrs), pending
 }
 
-func (d *decoder) decodeFormat(v cty.Value, cfg *config) {
-	if s := v.GetAttr("format"); known(s) {
-		switch f := input.Format(s.AsString()); f {
+// decodeRun reads how the stage runs: seed, shuffle, errors, threads and
+// shard size.
+func (d *decoder) decodeRun(b body, cfg *config) {
+	if n, ok := d.wholeNumber("seed", b.Seed, 0, math.MaxInt64); ok {
+		cfg.Seed = uint64(n)
+	}
+	cfg.Shuffle = b.Shuffle
+	switch b.OnError {
+	case "", "fail":
+	case "skip":
+		cfg.SkipErrors = true
+	default:
+		d.errorf(cty.GetAttrPath("on_error"), "Unsupported on_error", `on_error is "fail" (stop at the first bad record) or "skip" (skip bad records and count them), not %q.`, b.OnError)
+	}
+	if n, ok := d.wholeNumber("workers", b.Workers, 0, 4096); ok {
+		cfg.Workers = int(n)
+	}
+	if n, ok := d.wholeNumber("shard_tokens", b.ShardTokens, 1, math.MaxInt64); ok {
+		cfg.ShardTokens = n
+	}
+}
+
+// decodeFormat reads the record format; pending says format or template is
+// not known yet, so whether they fit each other is not checked.
+func (d *decoder) decodeFormat(b body, cfg *config, pending bool) {
+	if b.Format != nil {
+		switch f := input.Format(*b.Format); f {
 		case input.FormatJSONL, input.FormatTemplate, input.FormatText, input.FormatParquet, input.FormatChat:
 			cfg.Format = f
 		default:
@@ -147,98 +192,87 @@ func (d *decoder) decodeFormat(v cty.Value, cfg *config) {
 			return
 		}
 	}
-	d.decodeChat(v, cfg)
-	if s := v.GetAttr("text_field"); known(s) {
-		cfg.TextField = s.AsString()
+	d.decodeChat(b, cfg, pending)
+	if b.TextField != nil {
+		cfg.TextField = *b.TextField
 		if cfg.TextField == "" {
 			d.errorf(cty.GetAttrPath("text_field"), "Empty text_field", "Name the JSON field (or Parquet column) that holds each record's text.")
 		}
 	}
-	tmpl := v.GetAttr("template")
-	if known(tmpl) {
-		cfg.Template = tmpl.AsString()
+	if b.Template != nil {
+		cfg.Template = *b.Template
 		if _, err := input.NewTemplateDecoder(cfg.Template); err != nil {
 			d.errorf(cty.GetAttrPath("template"), "Invalid template", "The template does not parse: %v.", err)
 		}
 	}
-	if !v.GetAttr("format").IsKnown() || !tmpl.IsKnown() {
+	if pending {
 		return
 	}
 	switch {
-	case cfg.Format == input.FormatTemplate && tmpl.IsNull():
+	case cfg.Format == input.FormatTemplate && b.Template == nil:
 		d.errorf(cty.GetAttrPath("format"), "Missing template", `format = "template" renders each record through template; set template, e.g. template = "{{.prompt}} {{.answer}}".`)
-	case cfg.Format != input.FormatTemplate && !tmpl.IsNull():
+	case cfg.Format != input.FormatTemplate && b.Template != nil:
 		d.errorf(cty.GetAttrPath("template"), "Template unused", `template applies only with format = "template"; the format here is %q.`, cfg.Format)
 	}
 }
 
 // decodeChat reads the arguments of format "chat", which no other format
 // takes.
-func (d *decoder) decodeChat(v cty.Value, cfg *config) {
-	if s := v.GetAttr("train_on"); known(s) {
-		switch t := s.AsString(); t {
+func (d *decoder) decodeChat(b body, cfg *config, pending bool) {
+	if b.TrainOn != nil {
+		switch t := *b.TrainOn; t {
 		case chat.TrainAssistant, chat.TrainLastAssistant, chat.TrainAll:
 			cfg.TrainOn = t
 		default:
 			d.errorf(cty.GetAttrPath("train_on"), "Unsupported train_on", `train_on is "assistant" (every assistant message), "last_assistant" (the last one) or "all" (every token), not %q.`, t)
 		}
 	}
-	if s := v.GetAttr("chat_template"); known(s) {
-		cfg.ChatTemplate = s.AsString()
+	if b.ChatTemplate != nil {
+		cfg.ChatTemplate = *b.ChatTemplate
 		if cfg.ChatTemplate == "" {
 			d.errorf(cty.GetAttrPath("chat_template"), "Empty chat_template", "Name a tokenizer_config.json or a chat_template.jinja, or leave chat_template out to use the one beside the tokenizer.")
 		}
 	}
-	if !v.GetAttr("format").IsKnown() || cfg.Format == input.FormatChat {
+	if pending || cfg.Format == input.FormatChat {
 		return
 	}
-	for _, name := range []string{"train_on", "chat_template"} {
-		if a := v.GetAttr(name); a.IsKnown() && !a.IsNull() {
-			d.errorf(cty.GetAttrPath(name), "Argument unused", `%s applies only with format = "chat"; the format here is %q.`, name, cfg.Format)
+	for _, a := range []struct {
+		name string
+		set  bool
+	}{{"train_on", b.TrainOn != nil}, {"chat_template", b.ChatTemplate != nil}} {
+		if a.set {
+			d.errorf(cty.GetAttrPath(a.name), "Argument unused", `%s applies only with format = "chat"; the format here is %q.`, a.name, cfg.Format)
 		}
 	}
 }
 
-func (d *decoder) decodeTokenizer(v cty.Value, t *tokenizerConfig) {
-	if !known(v) {
+func (d *decoder) decodeTokenizer(b *tokenizerBody, t *tokenizerConfig) {
+	if b == nil {
 		return
 	}
 	path := cty.GetAttrPath("tokenizer")
-	if s := v.GetAttr("type"); known(s) {
-		switch k := bpe.Kind(s.AsString()); k {
-		case bpe.KindTiktoken, bpe.KindHF:
-			t.Type = k
-		default:
-			d.errorf(path.GetAttr("type"), "Unsupported tokenizer type", `type is "tiktoken" (a rank file: base64 token and rank per line) or "hf" (a Hugging Face tokenizer.json), not %q.`, k)
-		}
+	switch k := bpe.Kind(b.Type); k {
+	case "":
+	case bpe.KindTiktoken, bpe.KindHF:
+		t.Type = k
+	default:
+		d.errorf(path.GetAttr("type"), "Unsupported tokenizer type", `type is "tiktoken" (a rank file: base64 token and rank per line) or "hf" (a Hugging Face tokenizer.json), not %q.`, k)
 	}
-	if s := v.GetAttr("path"); known(s) {
-		t.Path = s.AsString()
-	}
-	if s := v.GetAttr("encoding"); known(s) {
-		t.Encoding = s.AsString()
+	t.Path = b.Path
+	if b.Encoding != nil {
+		t.Encoding = *b.Encoding
 		if t.Type == bpe.KindHF {
 			d.errorf(path.GetAttr("encoding"), "Encoding unused", "A tokenizer.json names its own pre-tokenizer and special tokens; remove encoding.")
 		}
 	}
-	for name, dst := range map[string]**string{"bos": &t.BOS, "eos": &t.EOS} {
-		if s := v.GetAttr(name); known(s) {
-			text := s.AsString()
-			*dst = &text
-		}
-	}
-	if s := v.GetAttr("parse_special"); known(s) {
-		b := s.True()
-		t.ParseSpecial = &b
-	}
+	t.BOS, t.EOS, t.ParseSpecial = b.BOS, b.EOS, b.ParseSpecial
 }
 
-func (d *decoder) decodeOutputFormats(v cty.Value, cfg *config) {
-	if !known(v) {
+func (d *decoder) decodeOutputFormats(formats []string, cfg *config) {
+	if formats == nil {
 		return
 	}
 	path := cty.GetAttrPath("output_format")
-	formats := stringList(v)
 	if len(formats) == 0 {
 		d.errorf(path, "No output format", `Give "megatron" and/or "npy", like output_format = ["megatron"].`)
 		return
@@ -251,28 +285,26 @@ func (d *decoder) decodeOutputFormats(v cty.Value, cfg *config) {
 	cfg.OutputFormats = formats
 }
 
-func (d *decoder) decodeSplit(v cty.Value, cfg *config) {
-	if !known(v) {
+func (d *decoder) decodeSplit(b *splitBody, cfg *config) {
+	if b == nil {
 		return
 	}
 	path := cty.GetAttrPath("split")
 	splits := make(map[string]float64)
 	sum := 0.0
-	for _, name := range []string{"train", "valid", "test"} {
-		s := v.GetAttr(name)
-		if !s.IsKnown() {
-			return
-		}
-		if s.IsNull() {
+	for _, s := range []struct {
+		name string
+		f    *float64
+	}{{"train", b.Train}, {"valid", b.Valid}, {"test", b.Test}} {
+		if s.f == nil {
 			continue
 		}
-		f, _ := s.AsBigFloat().Float64()
-		if f < 0 || f > 1 {
-			d.errorf(path.GetAttr(name), "Split fraction out of range", "A split fraction is between 0 and 1; %s is %v.", name, f)
+		if *s.f < 0 || *s.f > 1 {
+			d.errorf(path.GetAttr(s.name), "Split fraction out of range", "A split fraction is between 0 and 1; %s is %v.", s.name, *s.f)
 			return
 		}
-		splits[name] = f
-		sum += f
+		splits[s.name] = *s.f
+		sum += *s.f
 	}
 	if math.Abs(sum-1) > 1e-9 {
 		d.errorf(path, "Split fractions do not add up to 1", "The fractions add up to %v; make them add up to 1, like train = 0.99, valid = 0.01.", sum)
@@ -281,13 +313,11 @@ func (d *decoder) decodeSplit(v cty.Value, cfg *config) {
 	cfg.Split = splits
 }
 
-// wholeNumber reads an optional integer attribute within [lo, hi].
-func (d *decoder) wholeNumber(v cty.Value, name string, lo, hi int64) (int64, bool) {
-	s := v.GetAttr(name)
-	if !known(s) {
+// wholeNumber checks an optional integer attribute against [lo, hi].
+func (d *decoder) wholeNumber(name string, bf *big.Float, lo, hi int64) (int64, bool) {
+	if bf == nil {
 		return 0, false
 	}
-	bf := s.AsBigFloat()
 	n, acc := bf.Int64()
 	if !bf.IsInt() || acc != big.Exact || n < lo || n > hi {
 		d.errorf(cty.GetAttrPath(name), "Invalid "+name, "%s is a whole number from %d to %d, not %s.", name, lo, hi, bf.Text('g', 10))

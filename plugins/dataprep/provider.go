@@ -69,7 +69,7 @@ func checkChatTemplate(req *api.StageRequest, cfg config) api.Diagnostics {
 // checkTokenizer loads the tokenizer a known path names. A file that does
 // not exist yet may be written by an earlier stage; apply reports it then.
 func checkTokenizer(req *api.StageRequest, cfg config) api.Diagnostics {
-	if !req.Config.GetAttr("tokenizer").IsWhollyKnown() || cfg.Tokenizer.Path == "" {
+	if cfg.Pending["tokenizer"] || cfg.Tokenizer.Path == "" {
 		return nil
 	}
 	path := resolve(req.WorkDir, cfg.Tokenizer.Path)
@@ -94,10 +94,10 @@ func (p *Provider) PlanStage(_ context.Context, req *api.StageRequest) (*api.Pla
 	plan.Details = []api.Detail{
 		{Key: "inputs", Value: describeInputs(req, cfg)},
 		{Key: "format", Value: describeFormat(cfg)},
-		{Key: "tokenizer", Value: knownOr(req.Config.GetAttr("tokenizer"), func() string {
+		{Key: "tokenizer", Value: knownOr(cfg, "tokenizer", func() string {
 			return fmt.Sprintf("%s %s", cfg.Tokenizer.Type, cfg.Tokenizer.Path)
 		})},
-		{Key: "output", Value: knownOr(req.Config.GetAttr("output_dir"), func() string {
+		{Key: "output", Value: knownOr(cfg, "output_dir", func() string {
 			return fmt.Sprintf("%s (%s)", resolve(req.WorkDir, cfg.OutputDir), strings.Join(cfg.OutputFormats, ", "))
 		})},
 		{Key: "split", Value: fmt.Sprintf("%s, seed %d, shuffle %v", describeSplit(cfg.Split), cfg.Seed, cfg.Shuffle)},
@@ -105,8 +105,9 @@ func (p *Provider) PlanStage(_ context.Context, req *api.StageRequest) (*api.Pla
 	return plan, nil
 }
 
-func knownOr(v cty.Value, render func() string) string {
-	if !v.IsWhollyKnown() {
+// knownOr renders an attribute's value, or says it is not known yet.
+func knownOr(cfg config, attr string, render func() string) string {
+	if cfg.Pending[attr] {
 		return "(known after apply)"
 	}
 	return render()
@@ -115,7 +116,7 @@ func knownOr(v cty.Value, render func() string) string {
 // describeInputs counts the input files and bytes where they exist already;
 // an upstream stage may still have to write them.
 func describeInputs(req *api.StageRequest, cfg config) string {
-	if !req.Config.GetAttr("inputs").IsWhollyKnown() {
+	if cfg.Pending["inputs"] {
 		return "(known after apply)"
 	}
 	files, err := input.Expand(req.WorkDir, cfg.Inputs, cfg.DatasetSplit)

@@ -89,6 +89,8 @@ func TestValidate(t *testing.T) {
 		"on_error":       {body: `inputs = ["a"]  output_dir = "o"  on_error = "ignore"  ` + tok, want: []diagSummary{{"Unsupported on_error", "on_error"}}},
 		"workers":        {body: `inputs = ["a"]  output_dir = "o"  workers = 1.5  ` + tok, want: []diagSummary{{"Invalid workers", "workers"}}},
 		"no inputs":      {body: `inputs = []  output_dir = "o"  ` + tok, want: []diagSummary{{"No inputs", "inputs"}}},
+		// A null input used to be skipped without a word.
+		"null input": {body: `inputs = ["a", null]  output_dir = "o"  ` + tok, want: []diagSummary{{"Null element", "inputs.[1]"}}},
 		"bad tokenizer": {body: `inputs = ["a"]  output_dir = "o"  tokenizer {  type = "hf"  path = "testdata/bad/wordpiece.tokenizer.json"  }`,
 			want: []diagSummary{{"Cannot load the tokenizer", "tokenizer.path"}}},
 		"chat":                 {body: `inputs = ["a"]  output_dir = "o"  format = "chat"  train_on = "last_assistant"  ` + tok},

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"fmt"
+	"math/big"
 	"reflect"
 	"strings"
 
@@ -16,8 +17,9 @@ import (
 // `cty:"name"`. A nested object decodes into a struct or a pointer to one,
 // a list, set or tuple into a slice, a map or object into a map with string
 // keys, a string, number or bool into a field of that kind or a pointer to
-// one (nil where the body leaves it out), and a value of any shape into a
-// field of type cty.Value, as it is; untagged fields are left alone.
+// one (nil where the body leaves it out), a number into a big.Float
+// exactly, and a value of any shape into a field of type cty.Value, as it
+// is; untagged fields are left alone.
 //
 // What the body leaves out, sets to null or does not know yet (a value
 // that depends on another stage, at plan time) leaves its field as it
@@ -72,7 +74,9 @@ func decodeValue(v cty.Value, dst reflect.Value, path cty.Path) api.Diagnostics 
 	}
 	switch dst.Kind() {
 	case reflect.Struct:
-		return decodeStruct(v, dst, path)
+		if dst.Type() != bigFloatType {
+			return decodeStruct(v, dst, path)
+		}
 	case reflect.Pointer:
 		return decodePointer(v, dst, path)
 	case reflect.Slice:
@@ -140,7 +144,10 @@ func decodeElement(e cty.Value, dst reflect.Value, path cty.Path) api.Diagnostic
 	return decodeValue(e, dst, path)
 }
 
-var ctyValueType = reflect.TypeFor[cty.Value]()
+var (
+	ctyValueType = reflect.TypeFor[cty.Value]()
+	bigFloatType = reflect.TypeFor[big.Float]()
+)
 
 func invalid(path cty.Path, detail string) api.Diagnostic {
 	return api.Diagnostic{Severity: api.Error, Summary: "Invalid value", Detail: detail, Path: path}

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"math/big"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,7 @@ type testBody struct {
 	Sched   string            `cty:"schedule"`
 	LoRA    *loraBody         `cty:"lora"`
 	MinLR   *float64          `cty:"min_lr"`
+	Seed    *big.Float        `cty:"seed"`
 	Data    cty.Value         `cty:"data"`
 	ignored string
 }
@@ -90,6 +92,10 @@ func TestDecode(t *testing.T) {
 			want:  defaults(),
 			diags: []diagAt{{"Invalid value", "min_lr"}},
 		},
+		"a number exactly": {
+			body: map[string]cty.Value{"seed": cty.MustParseNumberVal("12345678901234567890.5")},
+			want: testBody{Sched: "cosine", Steps: 7, Seed: cty.MustParseNumberVal("12345678901234567890.5").AsBigFloat()},
+		},
 		"any value as it is": {
 			body: map[string]cty.Value{"data": strs("a", "b")},
 			want: testBody{Sched: "cosine", Steps: 7, Data: strs("a", "b")},
@@ -109,7 +115,7 @@ func TestDecode(t *testing.T) {
 			t.Parallel()
 			got := defaults()
 			diags := Decode(cty.ObjectVal(tc.body), &got)
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(testBody{}), ctyValues); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(testBody{}), ctyValues, bigFloats); diff != "" {
 				t.Errorf("decoded (-want +got):\n%s", diff)
 			}
 			var at []diagAt
@@ -132,6 +138,8 @@ var ctyValues = cmp.Comparer(func(a, b cty.Value) bool {
 	}
 	return a.RawEquals(b)
 })
+
+var bigFloats = cmp.Comparer(func(a, b *big.Float) bool { return a == nil && b == nil || a != nil && b != nil && a.Cmp(b) == 0 })
 
 // TestDecodeErrorsPointAtSource decodes HCL source: the host turns a
 // decoding error's path into the file, line and column of the element.
