@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
-	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/gocty"
@@ -160,27 +159,10 @@ func appendPath(path cty.Path, step cty.PathStep) cty.Path {
 	return append(out, step)
 }
 
-// pathText renders a path as HCL writes it: command[0], env["HOME"],
-// lora.rank; empty for the whole body.
+// pathText renders a path as HCL writes it, or whole for the empty path.
 func pathText(path cty.Path, whole string) string {
-	var b strings.Builder
-	for _, step := range path {
-		switch s := step.(type) {
-		case cty.GetAttrStep:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(s.Name)
-		case cty.IndexStep:
-			if s.Key.Type() == cty.String {
-				fmt.Fprintf(&b, "[%q]", s.Key.AsString())
-			} else {
-				fmt.Fprintf(&b, "[%s]", s.Key.AsBigFloat().Text('f', 0))
-			}
-		}
+	if s := api.PathString(path); s != "" {
+		return s
 	}
-	if b.Len() == 0 {
-		return whole
-	}
-	return b.String()
+	return whole
 }

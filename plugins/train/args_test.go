@@ -1,8 +1,6 @@
 package train
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,24 +17,11 @@ func withAttr(obj cty.Value, name string, v cty.Value) cty.Value {
 	return cty.ObjectVal(attrs)
 }
 
-// diagAt is what a test compares of a diagnostic: its summary and where.
+// diagAt is what a test compares of diagnostics: summary and path.
 func diagAt(diags api.Diagnostics) []string {
 	var out []string
 	for _, d := range diags {
-		var at []string
-		for _, step := range d.Path {
-			switch s := step.(type) {
-			case cty.GetAttrStep:
-				at = append(at, s.Name)
-			case cty.IndexStep:
-				if s.Key.Type() == cty.String {
-					at = append(at, fmt.Sprintf("[%q]", s.Key.AsString()))
-				} else {
-					at = append(at, fmt.Sprintf("[%s]", s.Key.AsBigFloat().String()))
-				}
-			}
-		}
-		out = append(out, d.Summary+" at "+strings.Join(at, "."))
+		out = append(out, d.Summary+" at "+api.PathString(d.Path))
 	}
 	return out
 }
@@ -88,7 +73,7 @@ func TestDecodeArgs(t *testing.T) {
 		"peak TFLOPS as text": {
 			body:  withAttr(body, "hardware", withAttr(hw, "tflops", cty.ObjectVal(map[string]cty.Value{"bf16": cty.StringVal("many")}))),
 			want:  func(a *stageArgs) { a.Hardware.TFLOPS = map[string]float64{"bf16": 0} },
-			diags: []string{`Invalid value at hardware.tflops.["bf16"]`},
+			diags: []string{`Invalid value at hardware.tflops["bf16"]`},
 		},
 		"no model": {
 			body:  withAttr(body, "model", cty.NullVal(cty.DynamicPseudoType)),
