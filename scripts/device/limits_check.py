@@ -38,7 +38,8 @@ TOLERANCE = 1e-3
 ADAPTER_TOLERANCE = 1e-3
 EXPORT_TOLERANCE = 1e-2
 
-MODEL = {"layers": 4, "hidden": 128, "ffn_hidden": 384, "heads": 4, "kv_heads": 2, "vocab": 512, "seq_len": 64}
+MODEL = {"layers": 4, "hidden": 128, "ffn_hidden": 384, "heads": 4, "kv_heads": 2, "vocab": 512, "seq_len": 64,
+         "activation": "swiglu", "architecture": "LlamaForCausalLM", "rope_theta": 500000.0, "norm_eps": 1e-5}
 LAYOUT = {"tp": 1, "pp": 1, "dp": 1, "cp": 1, "vp": 1, "zero": 0, "fsdp": False, "micro_batch": 2, "global_batch": 8,
           "recompute": "none", "sequence_parallel": False, "precision": "bf16"}
 LORA = {"rank": 8, "alpha": 16, "targets": ["all-linear"], "dropout": 0.0}

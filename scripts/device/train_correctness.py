@@ -26,7 +26,8 @@ STEPS = 50
 # apart by rounding; 2% of the loss over 50 steps is bf16's tolerance here.
 TOLERANCE = 0.02
 
-MODEL = {"layers": 4, "hidden": 256, "ffn_hidden": 768, "heads": 8, "kv_heads": 4, "vocab": 2048, "seq_len": 256, "tied_embeddings": False}
+MODEL = {"layers": 4, "hidden": 256, "ffn_hidden": 768, "heads": 8, "kv_heads": 4, "vocab": 2048, "seq_len": 256, "tied_embeddings": False,
+         "activation": "swiglu", "architecture": "LlamaForCausalLM", "rope_theta": 500000.0, "norm_eps": 1e-5}
 BASE_LAYOUT = {"tp": 1, "pp": 1, "dp": 1, "cp": 1, "vp": 1, "zero": 0, "fsdp": False, "micro_batch": 2, "global_batch": 8,
                "recompute": "none", "sequence_parallel": False, "precision": "bf16"}
 LAYOUTS = {
@@ -70,7 +71,7 @@ def config(name, work):
     return {"stage": f"pretrain.{name}", "type": "pretrain", "model": MODEL, "layout": layout, "data": [os.path.join(work, "markov")],
             "steps": STEPS, "lr": 1e-3, "min_lr": 1e-4, "schedule": "cosine", "warmup_steps": 5, "weight_decay": 0.1, "seed": 1,
             "checkpoint_every": 0, "checkpoint": False, "checkpoint_dir": os.path.join(work, name, "ckpt"), "keep_checkpoints": 1,
-            "compile": False, "peak_flops": 989e12}
+            "compile": False, "peak_flops": 989e12, "device": "cuda"}
 
 
 def run(a):
