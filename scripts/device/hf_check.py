@@ -101,10 +101,15 @@ def cmd_make(a):
     print("made", big, sorted(os.listdir(big)), flush=True)
 
 
-def shape_of(hf):
-    return {"layers": hf["num_hidden_layers"], "hidden": hf["hidden_size"], "ffn_hidden": hf["intermediate_size"],
-            "heads": hf["num_attention_heads"], "kv_heads": hf.get("num_key_value_heads") or hf["num_attention_heads"],
-            "vocab": hf["vocab_size"], "seq_len": SEQ, "tied_embeddings": hf.get("tie_word_embeddings", False)}
+def model_section(hf, folder):
+    """The model section of the trainer's config.json for a Hugging Face
+    folder, as plugins/train writes it (config.py's ModelConfig)."""
+    import config as C
+    return C.from_dict(C.ModelConfig, {
+        "layers": hf["num_hidden_layers"], "hidden": hf["hidden_size"], "ffn_hidden": hf["intermediate_size"],
+        "heads": hf["num_attention_heads"], "kv_heads": hf.get("num_key_value_heads") or hf["num_attention_heads"],
+        "vocab": hf["vocab_size"], "seq_len": SEQ, "tied_embeddings": hf.get("tie_word_embeddings", False),
+        "activation": "swiglu", "architecture": hf["architectures"][0], "rope_theta": 500000.0, "norm_eps": 1e-5, "hf": folder})
 
 
 def gpuflow_model(trainer, folder, device, dtype):
@@ -113,7 +118,7 @@ def gpuflow_model(trainer, folder, device, dtype):
     import hf as H
     import model as M
     import models
-    m = dict(shape_of(models.read_config(folder)), hf=folder)
+    m = model_section(models.read_config(folder), folder)
     args, fam = models.model_args(m)
     with torch.device("meta"):
         net = M.Transformer(args)
@@ -175,7 +180,7 @@ def cmd_probe(a):
     import model as M
     import models
     import parallel
-    m = dict(shape_of(models.read_config(folder)), hf=folder)
+    m = model_section(models.read_config(folder), folder)
     args, fam = models.model_args(m)
     with torch.device("meta"):
         net = M.Transformer(args)
