@@ -21,9 +21,11 @@ import (
 var trainerTestdata = filepath.Join("trainer", "tests", "testdata")
 
 // trainerConfigs are the trainer tests' configs: the run of a tiny model
-// they train (pretrain.json), and a finetune of it with every field set
-// (config.json). Counts are the plugin's own.
-func trainerConfigs(t *testing.T) map[string]runConfig {
+// they train (pretrain.json), a finetune of it with every field set
+// (config.json), and an evaluation of a Hugging Face folder on CPU ranks
+// (eval.json), whose tests put their own files in. Counts are the
+// plugin's own.
+func trainerConfigs(t *testing.T) map[string]any {
 	pretrain := runConfig{Stage: "pretrain.test", Type: "pretrain",
 		Model: modelConfig{Layers: 2, Hidden: 128, FFNHidden: 256, Heads: 4, KVHeads: 2, Vocab: 512, SeqLen: 64, Activation: "swiglu",
 			Architecture: presetArchitecture, RopeTheta: presetRopeTheta, NormEps: presetNormEps},
@@ -47,7 +49,13 @@ func trainerConfigs(t *testing.T) map[string]runConfig {
 			t.Fatal(diags)
 		}
 	}
-	return map[string]runConfig{"pretrain.json": pretrain, "config.json": every}
+	return map[string]any{"pretrain.json": pretrain, "config.json": every, "eval.json": evalConfig{Stage: "eval.test",
+		Model: modelConfig{Layers: 2, Hidden: 64, FFNHidden: 128, Heads: 4, KVHeads: 2, Vocab: 128, SeqLen: 32, Activation: "swiglu",
+			Architecture: presetArchitecture, RopeTheta: presetRopeTheta, NormEps: presetNormEps, HF: "model"},
+		Layout: api.Layout{TP: 1, PP: 1, DP: 2, CP: 1, VP: 1, MicroBatch: 2, GlobalBatch: 4, Recompute: "none", Precision: "bf16"},
+		Device: deviceCPU, Seed: 1, Weights: "model", WeightsFormat: formatHF, Data: []string{"valid"},
+		Choices:  &choicesFiles{Questions: "questions.jsonl", Scores: "scores.jsonl"},
+		Generate: &generateConfig{Prompts: "prompts.jsonl", Completions: "completions.jsonl", MaxNewTokens: 6, TopP: 1, Stop: []uint32{}}}}
 }
 
 // TestTrainerConfigFiles writes the trainer tests' configs (go test
@@ -107,10 +115,13 @@ type pyField struct {
 // pyClasses are the dataclasses of trainer/config.py and the Go types they
 // mirror.
 var pyClasses = map[string]reflect.Type{
-	"RunConfig":   reflect.TypeFor[runConfig](),
-	"ModelConfig": reflect.TypeFor[modelConfig](),
-	"Layout":      reflect.TypeFor[api.Layout](),
-	"LoRAConfig":  reflect.TypeFor[loraConfig](),
+	"RunConfig":      reflect.TypeFor[runConfig](),
+	"ModelConfig":    reflect.TypeFor[modelConfig](),
+	"Layout":         reflect.TypeFor[api.Layout](),
+	"LoRAConfig":     reflect.TypeFor[loraConfig](),
+	"EvalConfig":     reflect.TypeFor[evalConfig](),
+	"ChoicesFiles":   reflect.TypeFor[choicesFiles](),
+	"GenerateConfig": reflect.TypeFor[generateConfig](),
 }
 
 // TestTrainerConfigMirrorsGo holds trainer/config.py to the Go structs
@@ -183,7 +194,7 @@ func pyType(t reflect.Type) string {
 		}
 	}
 	switch t.Kind() {
-	case reflect.Int, reflect.Int64:
+	case reflect.Int, reflect.Int64, reflect.Uint32:
 		return "int"
 	case reflect.Float64:
 		return "float"

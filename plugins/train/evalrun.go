@@ -284,7 +284,7 @@ func texts(args evalArgs, run *evalRun, workDir, runDir string) api.Diagnostics 
 		diags = append(diags, d...)
 		run.completionsPath = filepath.Join(runDir, completionsFile)
 		run.cfg.Generate = &generateConfig{Prompts: filepath.Join(runDir, promptsFile), Completions: filepath.Join(runDir, completionIDs),
-			MaxNewTokens: g.MaxNewTokens, Temperature: g.Temperature, TopP: g.TopP}
+			MaxNewTokens: g.MaxNewTokens, Temperature: g.Temperature, TopP: g.TopP, Stop: []uint32{}}
 		if g.MaxNewTokens >= run.cfg.Model.SeqLen {
 			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Completions longer than the model's context", Path: cty.GetAttrPath("generate").GetAttr("max_new_tokens"),
 				Detail: fmt.Sprintf("max_new_tokens %d leaves no room for a prompt in the model's %d tokens; lower it.", g.MaxNewTokens, run.cfg.Model.SeqLen)})

@@ -107,15 +107,15 @@ def accuracy(scores, questions):
 
 def compare(work, run, trainer):
     sys.path.insert(0, trainer)
+    import config as C
     import evaluate as E
     from data import TokenShards
     from transformers import AutoModelForCausalLM
-    with open(os.path.join(run, "config.json")) as f:
-        cfg = json.load(f)
+    cfg = C.load(os.path.join(run, "config.json"), C.EvalConfig)
     got = gpuflow_result(run)
-    shards = TokenShards(cfg["data"], SEQ)
-    n = min(shards.samples, max(1, cfg.get("max_tokens", 0) // SEQ)) if cfg.get("max_tokens") else shards.samples
-    batch = cfg["layout"]["micro_batch"]
+    shards = TokenShards(cfg.data, SEQ)
+    n = min(shards.samples, max(1, cfg.max_tokens // SEQ)) if cfg.max_tokens else shards.samples
+    batch = cfg.layout.micro_batch
     folder = os.path.join(work, "model")
     models = {dt: AutoModelForCausalLM.from_pretrained(folder, dtype=dt).cuda().eval() for dt in (torch.bfloat16, torch.float32)}
     bf16, count = hf_loss(models[torch.bfloat16], shards, n, batch)
@@ -123,9 +123,9 @@ def compare(work, run, trainer):
     rows = [("tokens scored", got["valid_tokens"], count, count),
             ("loss (nats/token)", got["valid_loss"], bf16, fp32),
             ("perplexity", got["valid_perplexity"], math.exp(bf16), math.exp(fp32))]
-    tokq = read_jsonl(cfg["choices"]["questions"])
+    tokq = read_jsonl(cfg.choices.questions)
     orig = read_jsonl(os.path.join(work, "questions.jsonl"))
-    mine = [s["loglikelihoods"] for s in read_jsonl(cfg["choices"]["scores"])]
+    mine = [s["loglikelihoods"] for s in read_jsonl(cfg.choices.scores)]
     theirs = {dt: hf_scores(m, tokq, E) for dt, m in models.items()}
     acc, acc_norm = accuracy(mine, orig)
     acc_b, norm_b = accuracy(theirs[torch.bfloat16], orig)
@@ -133,8 +133,8 @@ def compare(work, run, trainer):
     worst = max(abs(a - b) for x, y in zip(mine, theirs[torch.float32]) for a, b in zip(x, y))
     rows += [("multiple choice acc", acc, acc_b, acc_f), ("multiple choice acc_norm", acc_norm, norm_b, norm_f),
              ("largest choice log-likelihood gap to fp32", 0.0, None, worst)]
-    prompts = read_jsonl(cfg["generate"]["prompts"])
-    comps = read_jsonl(cfg["generate"]["completions"])
+    prompts = read_jsonl(cfg.generate.prompts)
+    comps = read_jsonl(cfg.generate.completions)
     same = {}
     for dt, m in models.items():
         m.generation_config.eos_token_id = None

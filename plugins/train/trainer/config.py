@@ -1,5 +1,6 @@
 """The trainer's config.json, typed. plugins/train writes it (config.go:
-runConfig, modelConfig, loraConfig, and plugins/api's Layout); these
+runConfig, modelConfig, loraConfig, and plugins/api's Layout; for the
+evaluator, evalrun.go: evalConfig, choicesFiles, generateConfig); these
 dataclasses mirror those structs field for field, and a Go test holds the
 two in step. A field Go leaves out when empty (omitempty) has a default
 here; every other field is required. load() checks the file against them,
@@ -136,14 +137,57 @@ class RunConfig:
     tensorboard_dir: str = ""
 
 
-def load(path):
-    """The RunConfig in the JSON file at path."""
+@dataclass
+class ChoicesFiles:
+    # The questions as tokens in, each choice's log-likelihood out (JSONL).
+    questions: str
+    scores: str
+
+
+@dataclass
+class GenerateConfig:
+    # The prompts as tokens in, the completions' tokens out (JSONL).
+    prompts: str
+    completions: str
+    max_new_tokens: int
+    # 0 picks the likeliest token; above 0 samples from the likeliest
+    # tokens whose probability reaches top_p.
+    temperature: float
+    top_p: float
+    # Token ids that end a completion.
+    stop: list[int]
+
+
+@dataclass
+class EvalConfig:
+    # The eval stage's address (eval.NAME).
+    stage: str
+    model: ModelConfig
+    layout: Layout
+    device: str
+    seed: int
+    # The weights to evaluate, in weights_format (hf or checkpoint); with
+    # base, a LoRA fine-tune's adapters over the base model.
+    weights: str
+    weights_format: str
+    base: str = ""
+    base_format: str = ""
+    # Megatron shard prefixes to measure loss on, and at most how many
+    # tokens of them to read (0: all).
+    data: list[str] = field(default_factory=list)
+    max_tokens: int = 0
+    choices: Optional[ChoicesFiles] = None
+    generate: Optional[GenerateConfig] = None
+
+
+def load(path, cls=RunConfig):
+    """The config in the JSON file at path: a RunConfig, or cls."""
     with open(path) as f:
         try:
             raw = json.load(f)
         except json.JSONDecodeError as e:
             raise ConfigError(f"{path} is not JSON: {e}") from e
-    return from_dict(RunConfig, raw)
+    return from_dict(cls, raw)
 
 
 def from_dict(cls, raw, where="config"):

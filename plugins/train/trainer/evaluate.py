@@ -37,6 +37,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 import ckpt
+import config
 import hf
 import model as M
 import models
@@ -50,22 +51,22 @@ ADAPTERS_FILE = "adapters.safetensors"
 class Evaluator:
     def __init__(self, cfg, rep):
         self.cfg, self.rep = cfg, rep
-        self.cpu = cfg.get("device") == "cpu"
+        self.cpu = cfg.device == "cpu"
         try:
-            self.args, self.family = models.model_args(cfg["model"])
+            self.args, self.family = models.model_args(cfg.model)
         except (OSError, ValueError, KeyError, models.UnsupportedModel) as e:
-            raise TrainerError("Model folder unusable", f"{cfg['model'].get('hf')}: {e}") from e
+            raise TrainerError("Model folder unusable", f"{cfg.model.hf}: {e}") from e
 
     def run(self):
         self._init_distributed()
         self.model = self._load()
         out = {}
         t0 = time.perf_counter()
-        if self.cfg.get("data"):
+        if self.cfg.data:
             out.update(self.loss())
-        if self.cfg.get("choices"):
+        if self.cfg.choices:
             out.update(self.choices())
-        if self.cfg.get("generate"):
+        if self.cfg.generate:
             out.update(self.generate())
         out["eval_time_s"] = time.perf_counter() - t0
         self.rep.emit("eval", eval=out)
@@ -90,19 +91,20 @@ class Evaluator:
         cfg = self.cfg
         with torch.device(self.device):
             m = M.Transformer(self.args)
-        if cfg.get("base"):
-            lora, adapters = read_adapters(cfg["weights"])
+        if cfg.base:
+            lora, adapters = read_adapters(cfg.weights)
             add_adapters(m, lora)
-            self._weights(m, cfg["base"], cfg["base_format"], lambda k: not is_adapter(k))
-            load_adapters(m, adapters, cfg["weights"])
-            self.rep.log(f"LoRA adapters (rank {lora['rank']}, targets {', '.join(lora['targets'])}) from {cfg['weights']} over {cfg['base']}")
+            self._weights(m, cfg.base, cfg.base_format, lambda k: not is_adapter(k))
+            load_adapters(m, adapters, cfg.weights)
+            self.rep.log(f"LoRA adapters (rank {lora.rank}, targets {', '.join(lora.targets)}) from {cfg.weights} over {cfg.base}")
         else:
-            self._weights(m, cfg["weights"], cfg["weights_format"], lambda k: True)
+            self._weights(m, cfg.weights, cfg.weights_format, lambda k: True)
         if not self.cpu:
             m.to(torch.bfloat16)
         m.init_buffers(self.device)  # the rotary table stays fp32
         m.eval()
-        self.rep.log(f"model: {M.param_counts(self.args) / 1e6:.1f}M parameters, "
+        params = sum(p.numel() for k, p in m.named_parameters() if not is_adapter(k))
+        self.rep.log(f"model: {params / 1e6:.1f}M parameters, "
                      f"{'fp32 on CPU' if self.cpu else 'bf16'}, on {self.world} rank(s)")
         return m
 
@@ -122,14 +124,14 @@ class Evaluator:
     def loss(self):
         seq = self.args.seq_len
         try:
-            shards = TokenShards(self.cfg["data"], seq)
+            shards = TokenShards(self.cfg.data, seq)
         except DataError as e:
             raise TrainerError("Evaluation data unreadable", str(e)) from e
         n = shards.samples
-        if self.cfg.get("max_tokens"):
-            n = min(n, max(1, self.cfg["max_tokens"] // seq))
+        if self.cfg.max_tokens:
+            n = min(n, max(1, self.cfg.max_tokens // seq))
         mine = list(range(self.rank, n, self.world))
-        batch = max(1, self.cfg["layout"]["micro_batch"])
+        batch = max(1, self.cfg.layout.micro_batch)
         sums = torch.zeros(2, dtype=torch.float64, device=self.device)
         for i in range(0, len(mine), batch):
             tokens = torch.from_numpy(np.stack([shards.sample(j) for j in mine[i:i + batch]])).to(self.device)
@@ -152,15 +154,15 @@ class Evaluator:
 
     @torch.no_grad()
     def choices(self):
-        c = self.cfg["choices"]
-        questions = read_jsonl(c["questions"])
+        c = self.cfg.choices
+        questions = read_jsonl(c.questions)
         scores = {}
         for i in range(self.rank, len(questions), self.world):
             q = questions[i]
             scores[i] = self._loglikelihoods(q["context"], q["continuations"])
         every = gather(scores, self.world)
         if self.rank == 0:
-            write_jsonl(c["scores"], [{"loglikelihoods": every[i][0], "greedy": every[i][1]} for i in range(len(questions))])
+            write_jsonl(c.scores, [{"loglikelihoods": every[i][0], "greedy": every[i][1]} for i in range(len(questions))])
         self.rep.log(f"scored {sum(len(q['continuations']) for q in questions)} choices of {len(questions)} questions")
         return {"questions": len(questions)}
 
@@ -186,14 +188,14 @@ class Evaluator:
 
     @torch.no_grad()
     def generate(self):
-        g = self.cfg["generate"]
-        prompts = read_jsonl(g["prompts"])
+        g = self.cfg.generate
+        prompts = read_jsonl(g.prompts)
         done = {}
         for i in range(self.rank, len(prompts), self.world):
             done[i] = self._complete(prompts[i]["tokens"], g, i)
         every = gather(done, self.world)
         if self.rank == 0:
-            write_jsonl(g["completions"], [{"tokens": every[i][0], "finish": every[i][1]} for i in range(len(prompts))])
+            write_jsonl(g.completions, [{"tokens": every[i][0], "finish": every[i][1]} for i in range(len(prompts))])
         made = sum(len(every[i][0]) for i in range(len(prompts)))
         self.rep.log(f"generated {made} tokens for {len(prompts)} prompts")
         return {"prompts": len(prompts), "generated_tokens": made}
@@ -201,17 +203,17 @@ class Evaluator:
     def _complete(self, prompt, g, index):
         """New tokens after prompt (cut from the left to leave room for
         max_new_tokens), and why they ended: "eos" or "length"."""
-        seq, new = self.args.seq_len, g["max_new_tokens"]
+        seq, new = self.args.seq_len, g.max_new_tokens
         tokens = list(prompt[-max(1, seq - new):])
-        gen = torch.Generator().manual_seed(M.param_seed(self.cfg["seed"], f"prompt{index}"))
+        gen = torch.Generator().manual_seed(M.param_seed(self.cfg.seed, f"prompt{index}"))
         out = []
         while len(out) < new and len(tokens) < seq:
             t = torch.tensor([tokens], device=self.device)
             self._check_vocab(t)
-            nxt = pick(forward(self.model, t)[0, -1].float().cpu(), g["temperature"], g["top_p"], gen)
+            nxt = pick(forward(self.model, t)[0, -1].float().cpu(), g.temperature, g.top_p, gen)
             out.append(nxt)
             tokens.append(nxt)
-            if nxt in g.get("stop", []):
+            if nxt in g.stop:
                 return out, "eos"
         return out, "length"
 
@@ -272,7 +274,7 @@ def read_adapters(checkpoint):
         meta = f.metadata() or {}
         tensors = {k: f.get_tensor(k) for k in f.keys()}
     try:
-        lora = {"rank": int(meta["rank"]), "alpha": float(meta["alpha"]), "targets": meta["targets"].split(","), "dropout": 0.0}
+        lora = config.LoRAConfig(rank=int(meta["rank"]), alpha=float(meta["alpha"]), targets=meta["targets"].split(","), dropout=0.0)
     except (KeyError, ValueError) as e:
         raise TrainerError("Adapters without settings", f"{path} does not record the adapters' rank, alpha and targets ({e}).") from e
     return lora, tensors
@@ -317,12 +319,14 @@ def write_jsonl(path, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", required=True)
-    with open(ap.parse_args().config) as f:
-        cfg = json.load(f)
+    path = ap.parse_args().config
     rep = Reporter(int(os.environ.get("RANK", "0")) == 0)
     code = 0
     try:
-        Evaluator(cfg, rep).run()
+        Evaluator(config.load(path, config.EvalConfig), rep).run()
+    except config.ConfigError as e:
+        rep.emit("error", summary="Evaluator config unreadable", detail=f"{e}.")
+        code = 1
     except TrainerError as e:
         rep.emit("error", summary=e.summary, detail=e.detail)
         code = 1

@@ -37,6 +37,14 @@ class LoadTest(unittest.TestCase):
         self.assertEqual((cfg.base, cfg.resume_from, cfg.merge, cfg.adapter_params), ("", "", False, 0))
         self.assertIsNone(cfg.layout.overlap_grad_reduce)
 
+    def test_the_evaluators_config(self):
+        raw = written("eval.json")
+        cfg = C.load(os.path.join(TESTDATA, "eval.json"), C.EvalConfig)
+        self.assertEqual((cfg.stage, cfg.data, cfg.weights_format), (raw["stage"], raw["data"], raw["weights_format"]))
+        self.assertEqual((cfg.layout.dp, cfg.generate.max_new_tokens, cfg.generate.stop), (2, 6, []))
+        self.assertEqual((cfg.base, cfg.max_tokens, cfg.layout.attention), ("", 0, ""))
+        self.assertIsInstance(cfg.choices, C.ChoicesFiles)
+
     def test_problems_name_the_field(self):
         cases = {
             "unknown field": (lambda c: c["layout"].update(ep=2), "config.layout has unknown field ep"),

@@ -106,13 +106,13 @@ class AgainstTransformersTest(unittest.TestCase):
         E.write_jsonl(cls.work + "/questions.jsonl", cls.questions)
         cls.prompts = [rng.integers(0, 128, size=5).tolist() for _ in range(3)]
         E.write_jsonl(cls.work + "/prompts.jsonl", [{"tokens": p} for p in cls.prompts])
-        cfg = {"stage": "eval.test", "device": "cpu", "seed": 1, "weights": folder, "weights_format": "hf",
-               "model": {"layers": 2, "hidden": 64, "ffn_hidden": 128, "heads": 4, "kv_heads": 2, "vocab": 128, "seq_len": SEQ, "hf": folder},
-               "layout": {"tp": 1, "pp": 1, "dp": 2, "cp": 1, "micro_batch": 2, "global_batch": 4, "precision": "bf16"},
-               "data": [cls.work + "/valid"],
-               "choices": {"questions": cls.work + "/questions.jsonl", "scores": cls.work + "/scores.jsonl"},
-               "generate": {"prompts": cls.work + "/prompts.jsonl", "completions": cls.work + "/completions.jsonl",
-                            "max_new_tokens": 6, "temperature": 0, "top_p": 1, "stop": []}}
+        with open(os.path.join(HERE, "testdata", "eval.json")) as f:
+            cfg = json.load(f)  # as plugins/train writes it, with this test's files
+        work = cls.work
+        cfg.update(weights=folder, data=[work + "/valid"])
+        cfg["model"]["hf"] = folder
+        cfg["choices"] = {"questions": work + "/questions.jsonl", "scores": work + "/scores.jsonl"}
+        cfg["generate"].update(prompts=work + "/prompts.jsonl", completions=work + "/completions.jsonl")
         path = cls.work + "/config.json"
         with open(path, "w") as f:
             json.dump(cfg, f)
