@@ -56,6 +56,19 @@ func TestDecodeArgs(t *testing.T) {
 			body: withAttr(body, "layout", cty.ObjectVal(map[string]cty.Value{"dp": n(2), "micro_batch": n(2), "global_batch": n(8)})),
 			want: func(*stageArgs) {},
 		},
+		"validation settings": {
+			body: withAttr(withAttr(body, "eval_every", n(25)), "eval_batches", n(4)),
+			want: func(a *stageArgs) { a.EvalEvery, a.EvalBatches = 25, 4 },
+		},
+		"gradient accumulation fusion": {
+			body: withAttr(body, "layout", withAttr(layout, "grad_accumulation_fusion", cty.False)),
+			want: func(a *stageArgs) { off := false; a.Layout.GradAccumFusion = &off },
+		},
+		"eval_every as text": {
+			body:  withAttr(body, "eval_every", cty.StringVal("often")),
+			want:  func(*stageArgs) {},
+			diags: []string{"Invalid value at eval_every"},
+		},
 		"nvlink multicast off": {
 			body: withAttr(body, "hardware", withAttr(hw, "nvlink_multicast", cty.False)),
 			want: func(a *stageArgs) { a.Hardware.Multicast = false },
@@ -98,6 +111,57 @@ func TestDecodeArgs(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(stageArgs{}, "Data", "ValidData")); diff != "" {
 				t.Errorf("decoded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDecodeEvalArgs: an eval stage's blocks decode with the defaults of
+// what they leave out, and a threshold is read only where it is set.
+func TestDecodeEvalArgs(t *testing.T) {
+	t.Parallel()
+	body := defaultBody(cty.StringVal("data")).value()
+	generate := func(attrs map[string]cty.Value) cty.Value {
+		return withAttr(body, "generate", cty.ObjectVal(attrs))
+	}
+	expect := cty.ObjectVal(map[string]cty.Value{"max_valid_loss": cty.NumberFloatVal(2.5), "max_perplexity": cty.NullVal(cty.Number),
+		"min_accuracy": cty.NullVal(cty.Number), "min_accuracy_norm": cty.NumberFloatVal(0.5)})
+	tests := map[string]struct {
+		body      cty.Value
+		generate  *generateArgs
+		threshold map[string]float64
+		diags     []string
+	}{
+		"no blocks": {body: body, threshold: map[string]float64{}},
+		"generate's defaults": {
+			body:      generate(map[string]cty.Value{"prompts": cty.StringVal("p.jsonl"), "max_new_tokens": cty.NullVal(cty.Number), "temperature": cty.NullVal(cty.Number), "top_p": cty.NullVal(cty.Number)}),
+			generate:  &generateArgs{Prompts: "p.jsonl", MaxNewTokens: defaultNewToks, TopP: 1},
+			threshold: map[string]float64{},
+		},
+		"generate as written": {
+			body:      generate(map[string]cty.Value{"prompts": cty.StringVal("p.jsonl"), "max_new_tokens": n(8), "temperature": cty.NumberFloatVal(0.7), "top_p": cty.NumberFloatVal(0.9)}),
+			generate:  &generateArgs{Prompts: "p.jsonl", MaxNewTokens: 8, Temperature: 0.7, TopP: 0.9},
+			threshold: map[string]float64{},
+		},
+		"thresholds set": {body: withAttr(body, "expect", expect), threshold: map[string]float64{"max_valid_loss": 2.5, "min_accuracy_norm": 0.5}},
+		"a threshold as text": {
+			body:      withAttr(body, "expect", withAttr(expect, "max_perplexity", cty.StringVal("low"))),
+			threshold: map[string]float64{"max_valid_loss": 2.5, "min_accuracy_norm": 0.5},
+			diags:     []string{"Invalid value at expect.max_perplexity"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, diags := decodeEvalArgs(tc.body)
+			if diff := cmp.Diff(tc.diags, diagAt(diags)); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.generate, got.Generate); diff != "" {
+				t.Errorf("generate (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.threshold, got.Expect.thresholds()); diff != "" {
+				t.Errorf("thresholds (-want +got):\n%s", diff)
 			}
 		})
 	}
