@@ -75,15 +75,17 @@ func appendContainerLog(t *testing.T, line string) {
 
 // TestJobFails: pods that exit with an error code, or are killed for
 // memory, fail the stage with a diagnostic naming the pod, the code and
-// what to do.
+// what to do; a JobSet's pod fails it the same way (no restarts).
 func TestJobFails(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		exitCode, reason string
+		jobSet           bool
 		want             []string
 	}{
-		"exit code 3": {"3", "Error", []string{"failed with exit code 3", "exited with code 3 (Error)", "BackoffLimitExceeded", "kubectl logs -n"}},
-		"oom killed":  {"137", "OOMKilled", []string{"ran out of memory", "OOMKilled, exit code 137", "LimitRange"}},
+		"exit code 3":         {"3", "Error", false, []string{"failed with exit code 3", "exited with code 3 (Error)", "BackoffLimitExceeded", "kubectl logs -n"}},
+		"oom killed":          {"137", "OOMKilled", false, []string{"ran out of memory", "OOMKilled, exit code 137", "LimitRange"}},
+		"JobSet, exit code 3": {"3", "Error", true, []string{"failed with exit code 3", "exited with code 3 (Error)"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -91,6 +93,10 @@ func TestJobFails(t *testing.T) {
 			c, target, ns := requireCluster(t)
 			job := testJob(ns, map[string]string{"gpuflow.test/exit-code": tc.exitCode, "gpuflow.test/reason": tc.reason,
 				"pod-complete.stage.kwok.x-k8s.io/weight": "0"})
+			if tc.jobSet {
+				requireJobSet(t, c)
+				job.JobSet = true
+			}
 			resp, ev, _ := run(t, c, target, job, fastOptions)
 			got := summaries(resp.Diagnostics)
 			for _, w := range tc.want {
@@ -138,29 +144,59 @@ func waitGone(t *testing.T, c *Cluster, ref Ref) {
 	}
 }
 
-// TestCancel: stopping the stage deletes its Job, pods first.
+// TestCancel: stopping the stage deletes its Job (or JobSet), pods first.
 func TestCancel(t *testing.T) {
 	t.Parallel()
-	c, target, ns := requireCluster(t)
-	job := testJob(ns, map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": "120000"})
-	r := NewRun(job, target, fastOptions)
-	ev := &events{}
-	done := make(chan *api.ApplyResponse)
-	go func() {
-		resp, _ := r.Provider().ApplyStage(context.Background(), applyRequest(t), ev)
-		done <- resp
-	}()
-	waitFor(t, ev, "(node 1) is Running")
-	if err := r.Provider().Stop(context.Background()); err != nil {
-		t.Fatal(err)
+	for name, jobSet := range map[string]bool{"Job": false, "JobSet": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, target, ns := requireCluster(t)
+			job := testJob(ns, map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": "120000"})
+			if jobSet {
+				requireJobSet(t, c)
+				job.JobSet = true
+			}
+			r := NewRun(job, target, fastOptions)
+			ev := &events{}
+			done := make(chan *api.ApplyResponse)
+			go func() {
+				resp, _ := r.Provider().ApplyStage(context.Background(), applyRequest(t), ev)
+				done <- resp
+			}()
+			waitFor(t, ev, "(node 1) is Running")
+			if err := r.Provider().Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			resp := <-done
+			if got := summaries(resp.Diagnostics); !strings.Contains(got, "deleted") || !strings.Contains(got, "stopped") {
+				t.Errorf("diagnostics: %s", got)
+			}
+			if jobSet {
+				waitNoPods(t, c, ns)
+				return
+			}
+			pods, err := c.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+			if err != nil || len(pods.Items) != 0 {
+				t.Errorf("pods left after the cancel: %v %d", err, len(pods.Items))
+			}
+		})
 	}
-	resp := <-done
-	if got := summaries(resp.Diagnostics); !strings.Contains(got, "deleted") || !strings.Contains(got, "stopped") {
-		t.Errorf("diagnostics: %s", got)
-	}
-	pods, err := c.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
-	if err != nil || len(pods.Items) != 0 {
-		t.Errorf("pods left after the cancel: %v %d", err, len(pods.Items))
+}
+
+// waitNoPods waits until the namespace has no pod left: a JobSet's
+// foreground deletion may end before its Job's pods are gone.
+func waitNoPods(t *testing.T, c *Cluster, ns string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pods, err := c.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+		if err == nil && len(pods.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pods left after the cancel: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
