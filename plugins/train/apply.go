@@ -68,7 +68,7 @@ func judge(ctx context.Context, l *Launch, status exitStatus, err error, mon *mo
 	defer mon.mu.Unlock()
 	switch {
 	case err != nil:
-		return nil, api.Diagnostics{{Severity: api.Error, Summary: "Cannot start torchrun", Detail: err.Error() + "."}}
+		return nil, launchFailed(err)
 	case mon.result != nil && status.Code == 0:
 		if err := finishExports(l.Config); err != nil {
 			return nil, api.Diagnostics{{Severity: api.Error, Summary: "Export failed", Path: cty.GetAttrPath("export"),

@@ -353,7 +353,7 @@ func (r *evalRun) judge(ctx context.Context, status exitStatus, err error, mon *
 	mon.mu.Unlock()
 	switch {
 	case err != nil:
-		return nil, api.Diagnostics{{Severity: api.Error, Summary: "Cannot start torchrun", Detail: err.Error() + "."}}
+		return nil, launchFailed(err)
 	case res != nil && status.Code == 0:
 		m, diags := r.measures(*res)
 		if diags.HasErrors() {

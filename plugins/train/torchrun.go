@@ -1,10 +1,13 @@
 package train
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
 // Torchrun is one node's launch of the trainer through PyTorch's own
@@ -23,6 +26,14 @@ type Torchrun struct {
 	// JobID names the rendezvous (e.g. "$SLURM_JOB_ID"). Both are unused on
 	// one node, where torchrun picks a free local port itself.
 	Endpoint, JobID string
+}
+
+// launchFailed is the diagnostic of a launcher that did not start (no
+// interpreter at that path, or one that cannot run): the same for every
+// stage the train plugin launches.
+func launchFailed(err error) api.Diagnostics {
+	return api.Diagnostics{{Severity: api.Error, Summary: "Cannot start torchrun",
+		Detail: fmt.Sprintf("%v. The trainer runs under python3 with PyTorch, or the interpreter GPUFLOW_PYTHON names: install PyTorch there or point GPUFLOW_PYTHON at a Python that has it.", err)}}
 }
 
 // Argv is the command line: on one node a standalone rendezvous, on

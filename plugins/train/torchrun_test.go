@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,5 +160,19 @@ func TestPrepareJoinsTheJobsRendezvous(t *testing.T) {
 	wantRoot := filepath.Join(dir, ".gpuflow", "runs", "pretrain.big", "checkpoints")
 	if !strings.HasPrefix(launch.Config.CheckpointDir, wantRoot) {
 		t.Errorf("checkpoints in %s, want them under %s", launch.Config.CheckpointDir, wantRoot)
+	}
+}
+
+// TestLaunchFailed: a launcher that cannot start names the error and what
+// to install or set.
+func TestLaunchFailed(t *testing.T) {
+	d := launchFailed(errors.New(`exec: "python3": executable file not found in $PATH`))
+	if len(d) != 1 || !d.HasErrors() {
+		t.Fatalf("diagnostics: %+v", d)
+	}
+	for _, want := range []string{`"python3": executable file not found`, "GPUFLOW_PYTHON", "install PyTorch"} {
+		if !strings.Contains(d[0].Detail, want) {
+			t.Errorf("detail lacks %q: %s", want, d[0].Detail)
+		}
 	}
 }
