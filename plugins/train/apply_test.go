@@ -129,27 +129,50 @@ func TestApplyWritesTheTrainersConfig(t *testing.T) {
 }
 
 // TestApplyPassesLossMasks: the loss masks beside a data_prep stage's chat
-// shards go to the trainer with the shards, in their order.
+// shards go to the trainer with the shards, in their order, under every
+// layout (the trainer applies them under tensor and pipeline parallelism
+// too).
 func TestApplyPassesLossMasks(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	for _, p := range []string{"train_00000", "train_00000.mask", "train_00001", "train_00001.mask"} {
-		writeShard(t, filepath.Join(dir, "chat", p))
+	tests := map[string]func(b *stageBody){
+		"data parallelism":    nil,
+		"tensor parallelism":  func(b *stageBody) { b.tp, b.dp = 2, 1 },
+		"a pipeline":          func(b *stageBody) { b.pp, b.dp = 2, 1 },
+		"tensor and pipeline": func(b *stageBody) { b.tp, b.pp, b.dp = 2, 2, 1 },
 	}
-	req := request(dir, "pretrain", "ok", defaultBody(cty.StringVal("chat")).value(), "run-1")
-	applyStage(t, New(Options{Python: fakePython(t)}), req)
-	b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got runConfig
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
-	abs := func(p string) string { return filepath.Join(dir, "chat", p) }
-	want := runConfig{Data: []string{abs("train_00000"), abs("train_00001")}, Masks: []string{abs("train_00000.mask"), abs("train_00001.mask")}}
-	if diff := cmp.Diff(want, runConfig{Data: got.Data, Masks: got.Masks}); diff != "" {
-		t.Errorf("data and masks (-want +got):\n%s", diff)
+	for name, layout := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for _, p := range []string{"train_00000", "train_00000.mask", "train_00001", "train_00001.mask"} {
+				writeShard(t, filepath.Join(dir, "chat", p))
+			}
+			body := defaultBody(cty.StringVal("chat"))
+			if layout != nil {
+				layout(&body)
+			}
+			req := request(dir, "pretrain", "ok", body.value(), "run-1")
+			resp, _ := applyStage(t, New(Options{Python: fakePython(t)}), req)
+			for _, d := range resp.Diagnostics {
+				if d.Severity == api.Error {
+					t.Fatalf("refused: %s: %s", d.Summary, d.Detail)
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got runConfig
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			abs := func(p string) string { return filepath.Join(dir, "chat", p) }
+			want := runConfig{Data: []string{abs("train_00000"), abs("train_00001")}, Masks: []string{abs("train_00000.mask"), abs("train_00001.mask")},
+				Layout: api.Layout{TP: body.tp, PP: body.pp, DP: body.dp}}
+			if diff := cmp.Diff(want, runConfig{Data: got.Data, Masks: got.Masks, Layout: api.Layout{TP: got.Layout.TP, PP: got.Layout.PP, DP: got.Layout.DP}}); diff != "" {
+				t.Errorf("data, masks and layout (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -319,10 +342,6 @@ func TestApplyFailsClearly(t *testing.T) {
 			want: []string{"Trainer rule pipeline-microbatches: Too few micro-batches for the pipeline"}},
 		"missing data": {name: "ok", body: func(b *stageBody) { b.data = cty.StringVal("data/nothing") },
 			want: []string{"Training data not found"}, wantKey: "data"},
-		"loss masks with a pipeline": {name: "ok", body: func(b *stageBody) { b.data, b.pp, b.dp = cty.StringVal("data/chat-00000"), 2, 1 },
-			want: []string{"Loss masks need tp = 1 and pp = 1"}, wantKey: "layout"},
-		"loss masks with tensor parallelism": {name: "ok", body: func(b *stageBody) { b.data, b.tp, b.dp, b.global = cty.StringVal("data/chat-00000"), 2, 1, 4 },
-			want: []string{"Loss masks need tp = 1 and pp = 1"}, wantKey: "layout"},
 		"loss masks on some shards": {name: "ok", body: func(b *stageBody) {
 			b.data = cty.ListVal([]cty.Value{cty.StringVal("data/chat-00000"), cty.StringVal("data/train-00000")})
 		}, want: []string{"Loss masks incomplete"}, wantIn: "has none", wantKey: "data"},

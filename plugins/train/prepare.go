@@ -157,10 +157,6 @@ func resolveData(args stageArgs, workDir string, cfg *runConfig) api.Diagnostics
 	if cfg.Masks, err = lossMasks(cfg.Data); err != nil {
 		return api.Diagnostics{{Severity: api.Error, Summary: "Loss masks incomplete", Path: cty.GetAttrPath("data"), Detail: err.Error() + "."}}
 	}
-	if len(cfg.Masks) > 0 && (cfg.Layout.PP > 1 || cfg.Layout.TP > 1) {
-		return api.Diagnostics{{Severity: api.Error, Summary: "Loss masks need tp = 1 and pp = 1", Path: cty.GetAttrPath("layout"),
-			Detail: "The data has loss masks (chat records), which the trainer applies without tensor or pipeline parallelism; use a layout with tp = 1 and pp = 1."}}
-	}
 	return validation(args, workDir, cfg)
 }
 

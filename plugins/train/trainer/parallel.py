@@ -183,18 +183,35 @@ def summed_cross_entropy(logits, labels):
     return F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(0, 1), ignore_index=-100, reduction="sum")
 
 
-def vocab_parallel_loss(tp_mesh):
+def vocab_parallel_loss(tp_mesh, reduction="mean"):
     """The loss on logits split over the vocabulary (this rank's columns):
     PyTorch's loss parallelism reduces the softmax's maximum and sum over
     the ranks instead of gathering the logits. The forward and backward
-    run inside loss_context."""
+    run inside loss_context. With reduction "sum" it is
+    summed_cross_entropy on the shards: labels of -100 left out, their
+    logits' shards get no gradient."""
     from torch.distributed.tensor import DTensor, Shard
 
     def loss(logits, labels):
         split = DTensor.from_local(logits, tp_mesh, [Shard(logits.ndim - 1)], run_check=False)
-        out = F.cross_entropy(split.flatten(0, 1).float(), labels.flatten(0, 1))
+        out = F.cross_entropy(split.flatten(0, 1).float(), labels.flatten(0, 1), ignore_index=-100, reduction=reduction)
         return out.full_tensor() if isinstance(out, DTensor) else out
     return loss
+
+
+class MaskedPipelineLoss:
+    """The masked loss as a pipeline schedule's loss function: the schedule
+    hands the last stage each micro-batch's labels (IGNORE outside the loss
+    mask) as it hands them without masks, and this sums the micro-batch's
+    token losses times the step's scale (set before each step: what makes
+    the sum a mean over the global batch's trained tokens), times the
+    micro-batches, which the schedule's gradient averaging divides out."""
+
+    def __init__(self, summed, n_microbatches):
+        self.summed, self.n_microbatches, self.scale = summed, n_microbatches, None
+
+    def __call__(self, logits, labels):
+        return self.summed(logits, labels) * (self.scale * self.n_microbatches)
 
 
 def loss_context(tp):

@@ -136,8 +136,6 @@ class Trainer:
 
     def _load_data(self):
         try:
-            if self.cfg.masks and (self.layout.pp > 1 or self.layout.tp > 1):
-                raise DataError("the data has loss masks, which the trainer applies with tp = 1 and pp = 1 only")
             shards = TokenShards(self.cfg.data, self.args.seq_len, self.cfg.masks)
             self.batches = Batches(shards, self.layout.global_batch, self.cfg.seed)
         except DataError as e:
@@ -198,6 +196,7 @@ class Trainer:
         self.summed_loss_fn = parallel.summed_cross_entropy
         if l.tp > 1:
             self.loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"])
+            self.summed_loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"], "sum")
         elif cfg.compile:
             # A model the compiler cannot handle still trains, eagerly; the
             # compiler's error goes to stderr.
@@ -213,7 +212,8 @@ class Trainer:
             from torch.distributed.pipelining import PipelineStage
             group = self.mesh["pp"].get_group()
             stages = [PipelineStage(p, s, self.stages, self.device, group=group) for s, p in parts]
-            self.schedule, self.loss_scale = parallel.pipeline_schedule(stages, self.accum, self.loss_fn)
+            self.masked = parallel.MaskedPipelineLoss(self.summed_loss_fn, self.accum) if cfg.masks else None
+            self.schedule, self.loss_scale = parallel.pipeline_schedule(stages, self.accum, self.loss_fn if self.masked is None else self.masked)
         trained = sum(p.numel() for part in self.parts for p in part.parameters() if p.requires_grad)
         self.rep.log(f"model: {cfg.params / 1e6:.1f}M parameters ({trained / 1e6:.2f}M trained on this rank's chunks); "
                      f"layout tp={l.tp} pp={l.pp} dp={l.dp} vp={l.vp}, {self.accum} micro-batches of {l.micro_batch} per step; "
@@ -369,6 +369,8 @@ class Trainer:
     def _forward_backward(self, batch):
         inputs, labels = batch
         if self.layout.pp > 1:
+            if self.masked is not None:
+                self.masked.scale = self._trained_scale(labels)
             losses = []
             args = (inputs,) if self.has_first else ()
             kwargs = {"target": labels, "losses": losses} if self.has_last else {}
