@@ -1,9 +1,12 @@
-"""Loss parallelism, tied embeddings and LoRA under tensor and pipeline
-parallelism, checked on CPU ranks over gloo: each layout trains the same
-model, seed and data for 50 steps and must give the single process's
-losses within TOLERANCE at every step. LoRA runs export their adapters as
-PEFT, the others their model as a Hugging Face folder; each export must
-hold the single process's tensors, each written once.
+"""Loss parallelism, tied embeddings, LoRA and loss masks under tensor and
+pipeline parallelism, checked on CPU ranks over gloo: each layout trains
+the same model, seed and data for 50 steps and must give the single
+process's losses within TOLERANCE at every step. LoRA runs export their
+adapters as PEFT, the others their model as a Hugging Face folder; each
+export must hold the single process's tensors, each written once. The
+masked groups train on the same stream with a loss mask beside it (runs
+of prompt and reply tokens, as chat records have), and limits_masks.py
+checks that prompt tokens' logits get no gradient under tp2 and pp2.
 
   python3 limits_check.py WORK --trainer DIR [--md OUT.md] [--jobs N] [--only GROUP.LAYOUT,...]
 
@@ -26,7 +29,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from train_correctness import write_shard  # noqa: E402
+from train_correctness import write_indexed, write_shard  # noqa: E402
 
 STEPS = 50
 # CPU ranks train in fp32; the layouts only reorder sums (all-reduces,
@@ -51,6 +54,8 @@ GROUPS = {
     "tied": {"tied": True, "lora": False},
     "lora": {"tied": False, "lora": True},
     "lora-tied": {"tied": True, "lora": True},
+    "masked": {"tied": False, "lora": False, "masked": True},
+    "masked-lora": {"tied": False, "lora": True, "masked": True},
 }
 LAYOUTS = {
     "ref": {},
@@ -67,7 +72,12 @@ RUNS = {
     "tied": ["ref", "tp2", "tp2-nosp", "pp2", "pp2vp2", "tp2pp2", "dp2pp2", "dp2tp2-fsdp"],
     "lora": ["ref", "tp2", "tp2-nosp", "pp2", "tp2pp2", "dp2tp2-fsdp"],
     "lora-tied": ["ref", "tp2", "tp2pp2"],
+    "masked": ["ref", "tp2", "pp2", "pp2vp2", "tp2pp2", "dp2pp2", "dp2tp2-fsdp"],
+    "masked-lora": ["ref", "tp2pp2"],
 }
+# The masked-gradient property's layouts (limits_masks.py), run with the
+# masked group.
+MASK_LAYOUTS = ["tp2", "pp2"]
 
 
 def markov(prefix, vocab, tokens):
@@ -82,6 +92,18 @@ def markov(prefix, vocab, tokens):
     write_shard(prefix, out, vocab)
 
 
+def chat_mask(prefix, tokens):
+    """A loss mask beside the stream PREFIX, as chat records have one:
+    runs of 10 to 50 prompt tokens (0), then as many reply tokens (1)."""
+    rng = np.random.default_rng(1)
+    out, i, value = np.empty(tokens, np.uint8), 0, 0
+    while i < tokens:
+        n = int(rng.integers(10, 51))
+        out[i : i + n] = value
+        i, value = i + n, 1 - value
+    write_indexed(prefix + ".mask", out, np.uint8, 1)
+
+
 def config(work, group, layout):
     g, name = GROUPS[group], f"{group}.{layout}"
     folder = os.path.join(work, name)
@@ -91,6 +113,8 @@ def config(work, group, layout):
            "schedule": "cosine", "warmup_steps": 5, "weight_decay": 0.1, "seed": 1, "checkpoint_every": 0, "checkpoint": False,
            "checkpoint_dir": os.path.join(folder, "ckpt"), "keep_checkpoints": 1, "compile": False, "peak_flops": 1e12,
            "device": "cpu"}
+    if g.get("masked"):
+        cfg["masks"] = [os.path.join(work, "markov.mask")]
     if g["lora"]:
         cfg["lora"] = LORA
         cfg["export_peft"] = os.path.join(folder, "peft")
@@ -114,6 +138,39 @@ def run(work, trainer, group, layout):
                              os.path.join(trainer, "train.py"),
                              "--config", path], stdout=out, stderr=err, env=env, timeout=600).returncode
     return f"{group}.{layout}", rc, time.time() - t0
+
+
+def mask_run(work, here, trainer, layout):
+    """limits_masks.py under torchrun on two CPU ranks."""
+    folder = os.path.join(work, f"mask-grads.{layout}")
+    os.makedirs(folder, exist_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    t0 = time.time()
+    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
+        rc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=2",
+                             os.path.join(here, "limits_masks.py"), layout, "--trainer", trainer,
+                             "--out", os.path.join(folder, "result.json")], stdout=out, stderr=err, env=env, timeout=600).returncode
+    return f"mask-grads.{layout}", rc, time.time() - t0
+
+
+def mask_table(work, layouts):
+    """The masked-gradient property's rows, and whether every one holds."""
+    rows = ["| layout | ranks | prompt tokens' logits: largest gradient | reply tokens without gradient | loss (one process) | "
+            "loss, relative difference | output weight's gradient, relative difference | holds |",
+            "|---|---|---|---|---|---|---|---|"]
+    ok = True
+    for layout in layouts:
+        path = os.path.join(work, f"mask-grads.{layout}", "result.json")
+        if not os.path.exists(path):
+            err = open(os.path.join(work, f"mask-grads.{layout}", "stderr.log")).read().strip().splitlines()[-1:]
+            rows.append(f"| {layout} | 2 | | | | | | NO: {' '.join(err)[:300] or 'no result'} |")
+            ok = False
+            continue
+        r = json.load(open(path))
+        rows.append(f"| {layout} | {r['ranks']} | {r['prompt_grad_max']:.1e} | {r['reply_without_grad']} of {r['reply_tokens']} | "
+                    f"{r['loss']:.4f} ({r['ref_loss']:.4f}) | {r['loss_rel']:.1e} | {r['grad_rel']:.1e} | {'yes' if r['holds'] else 'NO'} |")
+        ok = ok and r["holds"]
+    return "\n".join(rows), ok
 
 
 def losses(work, name):
@@ -208,13 +265,19 @@ def main():
         runs = {g: ls for g, ls in runs.items() if len(ls) > 1}
     os.makedirs(a.work, exist_ok=True)
     markov(os.path.join(a.work, "markov"), MODEL["vocab"], 200_000)
+    chat_mask(os.path.join(a.work, "markov"), 200_000)
     jobs = [(g, l) for g, ls in runs.items() for l in ls]
+    masks = MASK_LAYOUTS if "masked" in runs else []
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futures = [pool.submit(run, a.work, a.trainer, g, l) for g, l in jobs]
+        futures = [pool.submit(mask_run, a.work, HERE, a.trainer, l) for l in masks]
+        futures += [pool.submit(run, a.work, a.trainer, g, l) for g, l in jobs]
         for f in concurrent.futures.as_completed(futures):
             name, rc, dt = f.result()
             print(f"{name}: exit {rc} in {dt:.0f} s", flush=True)
     table, ok = compare(a.work, runs)
+    if masks:
+        grads, held = mask_table(a.work, masks)
+        table, ok = table + "\n\nLoss masks' gradients:\n\n" + grads, ok and held
     print(f"tolerance: losses {TOLERANCE:.0e} relative at every step; exports (largest difference over largest value): "
           f"PEFT adapters {ADAPTER_TOLERANCE:.0e}, bf16 models {EXPORT_TOLERANCE:.0e}")
     print(table)

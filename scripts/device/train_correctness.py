@@ -41,11 +41,17 @@ LAYOUTS = {
 
 def write_shard(prefix, tokens, vocab):
     dtype, code = (np.uint16, 8) if vocab <= 65536 else (np.int32, 4)
-    tokens.astype(dtype).tofile(prefix + ".bin")
-    n = 1  # one long document
+    write_indexed(prefix, tokens, dtype, code)
+
+
+def write_indexed(prefix, values, dtype, code):
+    """values as one long document of a Megatron indexed dataset of dtype
+    code `code` (8 uint16 tokens, 4 int32 tokens, 1 a uint8 loss mask)."""
+    values.astype(dtype).tofile(prefix + ".bin")
+    n = 1
     with open(prefix + ".idx", "wb") as f:
         f.write(b"MMIDIDX\x00\x00" + (1).to_bytes(8, "little") + bytes([code]) + n.to_bytes(8, "little") + (n + 1).to_bytes(8, "little"))
-        f.write(np.array([len(tokens)], np.int32).tobytes())
+        f.write(np.array([len(values)], np.int32).tobytes())
         f.write(np.array([0], np.int64).tobytes())
         f.write(np.arange(n + 1, dtype=np.int64).tobytes())
 
