@@ -1,7 +1,9 @@
 #!/bin/bash
-# Loss parallelism, tied embeddings and LoRA under TP and PP on CPU ranks
-# over gloo (limits_check.py: 50 steps against one process, 2 and 4
-# ranks), and the trainer's own tests, in one call on a GPU machine.
+# Loss parallelism, tied embeddings, LoRA and loss masks under TP and PP
+# on CPU ranks over gloo (limits_check.py: 50 steps against one process,
+# 2 and 4 ranks; limits_masks.py: prompt tokens' logits get no gradient
+# under tp2 and pp2), and the trainer's own tests, in one call on a GPU
+# machine.
 #
 # Here, from the repository root (DIR holds what the machine needs):
 #   DIR=.device/limits && mkdir -p $DIR && cp -r plugins/train/trainer $DIR/ &&
