@@ -23,9 +23,9 @@ mkdir -p "$OUT"
 	[ "${TESTS:-1}" = 0 ] && exit 0
 	cd "$DIR/trainer" || exit 1
 	if python3 -c "import pytest" 2>/dev/null; then
-		timeout 200 python3 -m pytest -q tests
+		timeout 300 python3 -m pytest -q tests
 	else
-		timeout 200 python3 -m unittest discover -s tests
+		timeout 300 python3 -m unittest discover -s tests
 	fi
 ) > "$OUT/tests.log" 2>&1 &
 tests=$!
