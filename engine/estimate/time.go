@@ -18,15 +18,29 @@ var defaultGEMMEfficiency = map[string]float64{
 	hardware.PrecisionTF32: 382.0 / 494,
 }
 
+// architectureGEMMScale carries the default GEMM efficiency, measured on
+// a Hopper GPU, to other architectures by compute capability: a published
+// table of the largest matmul throughput each GPU reaches puts the A100
+// SXM at 267.9 of 312 TFLOP/s bf16 (85.9%) and the H100 SXM at 792.1 of
+// 989 (80.1%), so an Ampere GPU reaches a larger share of its lower peak.
+// Other architectures keep the Hopper share.
+var architectureGEMMScale = map[string]float64{
+	"8.0": (267.9 / 312) / (792.1 / 989),
+}
+
 // rate is achieved FLOP/s of matrix products at a precision.
 func (j *job) rate(prec string) float64 {
+	gpu := j.in.Hardware.GPU
 	eff, ok := j.in.Calibration.GEMM(prec)
 	if ok {
 		j.calibrate["gemm_efficiency."+prec] = true
 	} else {
 		eff = defaultGEMMEfficiency[prec]
+		if scale, ok := architectureGEMMScale[gpu.ComputeCapability]; ok {
+			eff *= scale
+		}
 	}
-	return j.in.Hardware.GPU.TFLOPS[prec] * 1e12 * eff
+	return gpu.TFLOPS[prec] * 1e12 * eff
 }
 
 // stepParts are one step's times on the most loaded GPU.
@@ -143,8 +157,67 @@ func (j *job) microCompute() float64 {
 		pass = j.flops.executed
 	}
 	rest := (pass - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
-	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.adapterTraffic() + j.fp8Traffic() +
-		j.gradAccumulationTime()
+	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.adapterTraffic() +
+		j.fp8Traffic() + j.gradAccumulationTime()
+}
+
+// Bytes moved per activation element by Megatron-LM's element-wise
+// kernels around a GPT layer's products (bf16 or fp16 activations),
+// forward and backward, and what a fully recomputed forward adds.
+//
+// Per hidden element where tensor parallelism replicates the work
+// (sequence parallelism splits it): two layer norms read their input and
+// write their output (4 each) and two fused bias-dropout-adds read the
+// branch and the residual and write the sum and a one-byte mask (7 each),
+// 22 forward; backward, each layer norm reads its input and output
+// gradient and writes the input gradient (6), each dropout-add reads the
+// gradient and the mask, writes the branch gradient and adds the
+// residual's (11), 34.
+//
+// Per hidden element on the TP shard: attention's context copied into
+// the [sequence, batch, hidden] layout the output product reads (4), and
+// back in the backward (4).
+//
+// Per FFN element on the shard: GELU with its bias fused reads and
+// writes (4), its backward reads the gradient and the input and writes
+// (6); SwiGLU reads gate and up and writes their product (6), its
+// backward reads the gradient, gate and up and writes two gradients (10).
+const (
+	replicatedBytes, replicatedRecomputeBytes = 56, 22
+	shardBytes, shardRecomputeBytes           = 8, 4
+	geluBytes, geluRecomputeBytes             = 10, 4
+	swigluBytes, swigluRecomputeBytes         = 16, 6
+)
+
+// elementwiseTime is one micro-batch's element-wise kernels on this GPU at
+// achieved HBM bandwidth, for a framework that counts them
+// (Framework.ElementwiseCounted). Their cost per token grows with the
+// hidden size where the products' grows with its square, so they weigh
+// on narrow layers and on TP without sequence parallelism, where every
+// rank runs the norms and dropouts over the whole hidden width.
+func (j *job) elementwiseTime() float64 {
+	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	if !j.fw.ElementwiseCounted || hbm <= 0 {
+		return 0
+	}
+	l, s := j.l, j.in.Model
+	replicated, shard, ffn := float64(replicatedBytes), float64(shardBytes), float64(geluBytes)
+	ffnRecompute := float64(geluRecomputeBytes)
+	if s.Activation == model.ActivationSwiGLU {
+		ffn, ffnRecompute = swigluBytes, swigluRecomputeBytes
+	}
+	if l.Recompute == layout.RecomputeFull {
+		replicated += replicatedRecomputeBytes
+		shard += shardRecomputeBytes
+		ffn += ffnRecompute
+	}
+	width := float64(l.TP)
+	if l.SequenceParallel {
+		width = 1
+	}
+	h, f := float64(s.Hidden), float64(s.FFNHidden)
+	perToken := (replicated*width+shard)*h + ffn*f
+	return j.tokensPerGPU() * float64(s.Layers) * perToken / hbm
 }
 
 // Bytes moved per element by dynamic per-tensor fp8 scaling, outside the
