@@ -171,8 +171,9 @@ class Trainer:
     def _build(self):
         l, cfg = self.layout, self.cfg
         parts, self.stages = parallel.build_parts(self.args, l, self.pp_rank, self._make_model)
+        alone = parallel.one_gpu(l, self.cpu)
         whole_bytes = cfg.params * 4
-        whole = self.cpu or whole_bytes <= WHOLE_INIT_SHARE * torch.cuda.get_device_properties(self.device).total_memory
+        whole = self.cpu or alone or whole_bytes <= WHOLE_INIT_SHARE * torch.cuda.get_device_properties(self.device).total_memory
         for _, part in parts:
             if whole:
                 part.to_empty(device=self.device)
@@ -182,9 +183,11 @@ class Trainer:
                 if self.lora:
                     freeze_base(part)
             parallel.set_recompute(part, l.recompute)
+            runs = parallel.compute_copy(part) if alone else part
             if cfg.compile:
-                parallel.compile_blocks(part)
-            parallel.apply_fsdp(part, *parallel.data_parallel(self.mesh, l), compute_dtype=torch.float32 if self.cpu else torch.bfloat16)
+                parallel.compile_blocks(runs)
+            if not alone:
+                parallel.apply_fsdp(part, *parallel.data_parallel(self.mesh, l), compute_dtype=torch.float32 if self.cpu else torch.bfloat16)
             if not whole:
                 part.to_empty(device=self.device)
                 self._init_sharded(part)
@@ -218,7 +221,7 @@ class Trainer:
         self.rep.log(f"model: {cfg.params / 1e6:.1f}M parameters ({trained / 1e6:.2f}M trained on this rank's chunks); "
                      f"layout tp={l.tp} pp={l.pp} dp={l.dp} vp={l.vp}, {self.accum} micro-batches of {l.micro_batch} per step; "
                      f"recompute {l.recompute}, {l.precision}, compile {cfg.compile}, "
-                     f"{'whole' if whole else 'sharded'} initialisation")
+                     f"{'whole' if whole else 'sharded'} initialisation, {'bf16 compute copy on one GPU' if alone else 'FSDP2'}")
 
     def _init_sharded(self, part):
         with torch.no_grad():

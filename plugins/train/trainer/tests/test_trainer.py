@@ -227,6 +227,42 @@ class ModelTest(unittest.TestCase):
             torch.testing.assert_close(grads[mode], grads["none"], rtol=1e-5, atol=1e-6)
 
 
+class ComputeCopyTest(unittest.TestCase):
+    """One GPU's mixed precision without FSDP2: the forward and backward of
+    a bf16 copy, fp32 weights and gradients in the model itself."""
+
+    def test_gradients_are_the_bf16_models_in_fp32(self):
+        import copy
+        import dataclasses
+        a = dataclasses.replace(ModelTest.args, tied_embeddings=True)
+        m = M.Transformer(a)
+        M.init_full(m, 1, "cpu")
+        names = [k for k, _ in m.named_parameters()]
+        want = copy.deepcopy(m).to(torch.bfloat16)
+        want.rope = m.rope  # FSDP2 casts parameters only, so the rotary table stays fp32
+        parallel.compute_copy(m)
+        tokens = torch.randint(0, 512, (4, 65), generator=torch.Generator().manual_seed(2))
+        for half in (slice(0, 2), slice(2, 4)):  # two micro-batches: fp32 gradients summed over both
+            parallel.cross_entropy(m(tokens[half, :-1]), tokens[half, 1:]).backward()
+            parallel.cross_entropy(want(tokens[half, :-1]), tokens[half, 1:]).backward()
+        self.assertEqual([k for k, _ in m.named_parameters()], names)
+        self.assertEqual(list(m.state_dict()), list(M.Transformer(a).state_dict()))
+        for (k, p), q in zip(m.named_parameters(), want.parameters()):
+            self.assertEqual((p.dtype, p.grad.dtype), (torch.float32, torch.float32), k)
+            torch.testing.assert_close(p.grad, q.grad.float(), rtol=2e-2, atol=1e-4, msg=k)
+
+    def test_each_forward_reads_the_weights_as_they_are(self):
+        m = M.Transformer(ModelTest.args)
+        M.init_full(m, 1, "cpu")
+        parallel.compute_copy(m)
+        tokens = torch.randint(0, 512, (2, 64))
+        before = m(tokens)
+        with torch.no_grad():
+            m.output.weight.mul_(2)
+        self.assertEqual(before.dtype, torch.bfloat16)
+        torch.testing.assert_close(m(tokens), before * 2, rtol=2e-2, atol=1e-2)
+
+
 class LoRATest(unittest.TestCase):
     def test_starts_at_the_base_model_and_merges_exactly(self):
         a = ModelTest.args
