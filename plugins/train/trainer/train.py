@@ -171,7 +171,7 @@ class Trainer:
     def _build(self):
         l, cfg = self.layout, self.cfg
         parts, self.stages = parallel.build_parts(self.args, l, self.pp_rank, self._make_model)
-        alone = parallel.one_gpu(l, self.cpu)
+        self.alone = alone = parallel.one_gpu(l, self.cpu)
         whole_bytes = cfg.params * 4
         whole = self.cpu or alone or whole_bytes <= WHOLE_INIT_SHARE * torch.cuda.get_device_properties(self.device).total_memory
         for _, part in parts:
@@ -426,6 +426,13 @@ class Trainer:
         if self.layout.pp > 1:
             dist.all_reduce(sq, group=self.mesh["pp"].get_group())
         coef = (MAX_GRAD_NORM / (sq.sqrt() + 1e-6)).clamp(max=1.0)
+        if self.alone:
+            # Fused AdamW divides each gradient by grad_scale as it reads
+            # it (torch.amp.GradScaler's way in), which saves a pass that
+            # reads and writes every gradient only to scale it.
+            for o in self.optimizers:
+                o.grad_scale = coef.reciprocal()
+            return
         for grads in groups.values():
             torch._foreach_mul_(grads, coef)
         if self.tied and self.tied.copy and self.tied.weight.grad is not None:
