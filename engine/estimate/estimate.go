@@ -39,6 +39,10 @@ type Input struct {
 	// rank, so that runs measured then still check the rest of the
 	// accounting.
 	GatheredLogits bool
+	// FSDP2OnOneGPU estimates gpuflow's trainer as it ran before it
+	// skipped FSDP2 on one GPU alone, so that runs measured then still
+	// check the rest of the accounting.
+	FSDP2OnOneGPU bool
 	// Forward: the stage runs the model forward over its TrainTokens, and
 	// trains nothing.
 	Forward bool
@@ -176,6 +180,7 @@ func newJob(in Input) (*job, error) {
 	}
 	fw = fw.withOptions(in.Layout)
 	fw.GathersLogits = in.GatheredLogits && fw.DTensorTP
+	fw.AloneWithoutFSDP2 = fw.AloneWithoutFSDP2 && !in.FSDP2OnOneGPU
 	j := &job{in: in, l: in.Layout, fw: fw, place: in.Placement, coeff: fw.ActivationCoefficient, calibrate: map[string]bool{}}
 	if j.place == nil {
 		if j.place, err = layout.Place(in.Layout, in.Hardware); err != nil {
@@ -264,6 +269,10 @@ func (j *job) trainable() float64 {
 	return j.params
 }
 
+// alone is whether the framework skips FSDP2 for this layout: one GPU
+// with no parallelism at all.
+func (j *job) alone() bool { return j.fw.AloneWithoutFSDP2 && j.l.WorldSize() == 1 }
+
 // dataShards is the group ZeRO shards over and gradients are reduced in:
 // data parallel times context parallel, as Megatron forms it.
 func (j *job) dataShards() int { return j.l.DP * j.l.CP }
@@ -302,7 +311,7 @@ func (j *job) stageMemory(params float64, last bool) Memory {
 	}
 	st := shardedStates(j.fw, trained, frozen, j.l.ShardingStage(), j.dataShards())
 	var pool float64
-	if j.fw.GradientPool && (j.micro == 1 || j.l.PP > 1) {
+	if j.fw.GradientPool && !j.alone() && (j.micro == 1 || j.l.PP > 1) {
 		// Accumulating without a pipeline, each step's gradients take
 		// the blocks the last step's left.
 		pool = st.gradients
@@ -330,12 +339,15 @@ func (j *job) stageMemory(params float64, last bool) Memory {
 // gathered is the memory of weights gathered whole for compute. ZeRO-3
 // and FSDP hold the layer in use and the one prefetched; FSDP2 as
 // gpuflow's trainer runs it also holds the root module at stage 3, and
-// every weight from the forward to the backward below it.
+// every weight from the forward to the backward below it; without FSDP2
+// on one GPU alone, every weight's bf16 copy is held throughout.
 func (j *job) gathered(stageP float64) float64 {
 	t := float64(j.l.TP)
 	layer := j.counts.PerLayer / t * j.fw.ParamCommBytes
 	stage := j.l.ShardingStage()
 	switch {
+	case j.alone():
+		return (stageP + j.stageA) * j.fw.ParamCommBytes
 	case j.fw.FSDP2 && stage == 3:
 		root := stageP - j.counts.PerLayer*j.layers/t
 		return root*j.fw.ParamCommBytes + 2*layer

@@ -94,6 +94,12 @@ type Framework struct {
 	// at stage 3, which holds the root module (embeddings, final norm,
 	// output) and two layers; gradients are reduced every micro-batch.
 	FSDP2 bool
+	// AloneWithoutFSDP2: on one GPU alone (no tensor, pipeline, data or
+	// context parallelism) FSDP2 is skipped: the forward and backward run
+	// on a bf16 copy of every weight, kept between steps, and the fp32
+	// gradients are made on the compute stream, so the next step's
+	// activations reuse their memory (no GradientPool).
+	AloneWithoutFSDP2 bool
 	// GradientsFreed: the gradients are freed after every optimizer step,
 	// so a step of one micro-batch without pipelining peaks before any
 	// exist.

@@ -8,7 +8,7 @@ import (
 )
 
 // gpuflow's own trainer (plugins/train/trainer): fp32 weights sharded by
-// FSDP2, bf16 gathers and compute, fp32 gradient reduction, fused AdamW,
+// FSDP2 (on one GPU alone, a bf16 copy instead), bf16 gathers and compute, fp32 gradient reduction, fused AdamW,
 // SDPA, blocks compiled one by one (or not, gpuflow-eager), expandable
 // allocator segments. Its fitted figures are data: trainer.json, in the
 // calibration format, fitted to the runs in testdata/trainer-runs.json
@@ -53,7 +53,7 @@ func trainer(name string, compiled bool) Framework {
 		ActivationCoefficient: fit.ActivationCoefficient, LogitBytes: trainerLogitBytes, GEMMShare: fit.GEMMShare,
 		StepBytesPerParam: trainerStepBytes, ReserveBytes: fit.ReserveBytes, ReserveBytesDistributed: fit.ReserveBytesWithPeers,
 		AllocatorSlack: fit.AllocatorSlack,
-		OverlapDP:      true, FSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
+		OverlapDP:      true, FSDP2: true, AloneWithoutFSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
 		FP8HeadBF16: true, FP8DynamicScaling: true,
 		HostSPerLayer: fit.HostSPerLayer, HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
 	if !compiled {

@@ -45,6 +45,10 @@ const hostBoundTol = 0.43
 // logits whole under TP; later trainers compute the loss on the shards.
 const lastCallGatheringLogits = 7
 
+// lastCallFSDP2OnOneGPU is the last call whose trainer ran FSDP2 on one
+// GPU alone; later trainers run a bf16 copy of the model there.
+const lastCallFSDP2OnOneGPU = 9
+
 // labShape is workloads/h200-lab.hcl's model.
 func labShape() model.Shape {
 	return model.Shape{Layers: 12, Hidden: 768, FFNHidden: 2048, Heads: 12, KVHeads: 4, Vocab: 50304, SeqLen: 1024,
@@ -94,6 +98,7 @@ func trainerRuns(t testing.TB) map[string]trainerRun {
 			run.tpsTol = hostBoundTol
 		}
 		run.in.GatheredLogits = r.Call <= lastCallGatheringLogits
+		run.in.FSDP2OnOneGPU = r.Call <= lastCallFSDP2OnOneGPU
 		out[r.Name] = run
 	}
 	return out
