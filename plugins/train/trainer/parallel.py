@@ -175,10 +175,11 @@ def compute_copy(part, compute_dtype=torch.bfloat16):
     compute_dtype. Before every forward the copy's weights are cast from
     part's, as FSDP2 gathers them; as soon as a gradient of the copy is
     complete it is cast to fp32 and added to part's, as FSDP2's fp32
-    reduction does, and the copy's is freed. FSDP2 on one GPU spends
-    13 ms of a 275 ms step (the Llama-3.2-1B shape) on copies outside the
-    compiled blocks and on flattening gradients for a reduction to itself;
-    the casts here read and write each weight and gradient once.
+    reduction does, and the copy's is freed. FSDP2 on one GPU spent
+    13.0 ms of a 275 ms step (the Llama-3.2-1B shape) on copies outside
+    the compiled blocks and on flattening gradients for a reduction to
+    itself; these casts take 5.4 ms, reading and writing each weight and
+    gradient once (docs/benchmarks.md, "One-GPU speed without FSDP2").
     Returns the copy, whose blocks compile_blocks compiles; the copy is
     not a submodule of part, so part's parameter names and state stay as
     they were."""
