@@ -66,6 +66,12 @@ variable "steps" {
   default = 30
 }
 
+variable "seed" {
+  type        = number
+  description = "Seed of the initial weights and the data order: another seed gives the loss curves' run-to-run spread."
+  default     = 1
+}
+
 variable "framework" {
   type        = string
   description = "gpuflow (compiled) or gpuflow-eager (no torch.compile)."
@@ -107,4 +113,5 @@ stage "pretrain" "speed" {
   steps        = var.steps
   lr           = 3e-4
   warmup_steps = 5
+  seed         = var.seed
 }

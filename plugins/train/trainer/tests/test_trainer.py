@@ -301,13 +301,16 @@ class FP8Test(unittest.TestCase):
         x = torch.randn(4, 256, 1024, device="cuda", dtype=torch.bfloat16, requires_grad=True)
         y = lin(x)
         ref_x = x.detach().clone().requires_grad_()
-        ref = torch.nn.functional.linear(ref_x, lin.weight.detach().clone().requires_grad_())
+        ref_w = lin.weight.detach().clone().requires_grad_()
+        ref = torch.nn.functional.linear(ref_x, ref_w)
         g = torch.randn_like(y)
         y.backward(g)
         ref.backward(g)
         rel = lambda a, b: ((a.float() - b.float()).norm() / b.float().norm()).item()  # noqa: E731
         self.assertLess(rel(y, ref), 0.08)
         self.assertLess(rel(x.grad, ref_x.grad), 0.12)
+        # The weight's gradient: its product's operands transposed and scaled right.
+        self.assertLess(rel(lin.weight.grad, ref_w.grad), 0.12)
 
 
 class PreflightTest(unittest.TestCase):
