@@ -47,7 +47,7 @@ const lastCallGatheringLogits = 7
 
 // lastCallFSDP2OnOneGPU is the last call whose trainer ran FSDP2 on one
 // GPU alone; later trainers run a bf16 copy of the model there.
-const lastCallFSDP2OnOneGPU = 9
+const lastCallFSDP2OnOneGPU = 11
 
 // labShape is workloads/h200-lab.hcl's model.
 func labShape() model.Shape {
