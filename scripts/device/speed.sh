@@ -27,7 +27,9 @@ DEV=${DEV:-$REPO/.device/speed}
 OUT=${OUT:-/tmp/speed-out}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
-exec > >(tee "$OUT/run.log") 2>&1
+# timeout signals the whole process group: tee ignores it, so what the
+# EXIT trap prints still reaches the log.
+exec > >(trap '' TERM INT; exec tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 
@@ -63,7 +65,8 @@ while read -r line; do
 		continue ;;
 	pytest)
 		say "trainer tests"
-		(cd "$DEV/trainer" && timeout -k 10 200 python3 -m pytest -q -p no:cacheprovider tests) > "$WORK/pytest.log" 2>&1
+		(cd "$DEV/trainer" && timeout -k 10 200 python3 -m pytest -q -p no:cacheprovider tests) > "$WORK/pytest.log" 2>&1 &
+		wait $!
 		say "pytest exit $?: $(tail -n 3 "$WORK/pytest.log")"
 		continue ;;
 	py)
@@ -91,7 +94,11 @@ while read -r line; do
 		rc=$?
 		echo "$bin ${envs[*]} $*" > what.txt
 		say "$name apply exit $rc"
-	)
+	) &
+	# Waited for in the background: bash defers a trap while a foreground
+	# child runs, so a run cut by the call's time limit would otherwise
+	# take the EXIT trap (the table and logs.tgz) down with it.
+	wait $!
 	for p in "$dir"/.gpuflow/runs/*/*/profile-rank0.trace.json.gz; do
 		[ -f "$p" ] || continue
 		head -n 1 "${p%.trace.json.gz}.txt"
