@@ -29,6 +29,11 @@ type config struct {
 	Env     map[string]string
 	Dir     string
 	Timeout time.Duration // zero: none
+	// timeoutSet says that the body names a timeout, known or not.
+	timeoutSet bool
+	// unknown lists what is known only at apply time; it is left zero
+	// and not checked.
+	unknown sdk.Unknowns
 }
 
 // body is an exec stage body as written.
@@ -36,32 +41,32 @@ type body struct {
 	Command []string          `cty:"command"`
 	Env     map[string]string `cty:"env"`
 	Dir     string            `cty:"dir"`
-	Timeout string            `cty:"timeout"`
+	Timeout *string           `cty:"timeout"`
+	Unknown sdk.Unknowns
 }
 
-// decodeConfig checks v and decodes what is known of it. At plan time parts
-// may be unknown; they are left zero and not checked.
+// decodeConfig checks v and decodes what is known of it.
 func decodeConfig(v cty.Value) (config, api.Diagnostics) {
-	if v.IsNull() || !v.IsKnown() {
-		return config{}, nil
-	}
 	var b body
 	diags := sdk.Decode(v, &b)
-	cfg := config{Command: b.Command, Env: b.Env, Dir: b.Dir}
-	diags = append(diags, checkCommand(attr(v, "command"), b.Command)...)
+	cfg := config{Command: b.Command, Env: b.Env, Dir: b.Dir, unknown: b.Unknown,
+		timeoutSet: b.Timeout != nil || b.Unknown.Attr("timeout")}
+	if !b.Unknown.Attr("command") {
+		diags = append(diags, checkCommand(b.Command)...)
+	}
 	diags = append(diags, checkEnv(b.Env)...)
-	timeout, timeoutDiags := parseTimeout(b.Timeout)
-	cfg.Timeout = timeout
-	return cfg, append(diags, timeoutDiags...)
+	if b.Timeout != nil {
+		timeout, timeoutDiags := parseTimeout(*b.Timeout)
+		cfg.Timeout = timeout
+		diags = append(diags, timeoutDiags...)
+	}
+	return cfg, diags
 }
 
-// checkCommand wants a program to run; v is the command as decoded, whose
-// unknown parts are not checked.
-func checkCommand(v cty.Value, argv []string) api.Diagnostics {
+// checkCommand wants a program to run.
+func checkCommand(argv []string) api.Diagnostics {
 	path := cty.GetAttrPath("command")
 	switch {
-	case !v.IsKnown():
-		return nil
 	case len(argv) == 0:
 		return api.Diagnostics{{
 			Severity: api.Error,
@@ -69,7 +74,7 @@ func checkCommand(v cty.Value, argv []string) api.Diagnostics {
 			Detail:   `The command needs at least the program to run, like command = ["make", "test"].`,
 			Path:     path,
 		}}
-	case argv[0] == "" && v.Index(cty.NumberIntVal(0)).IsKnown():
+	case argv[0] == "":
 		return api.Diagnostics{{
 			Severity: api.Error,
 			Summary:  "Empty program name",
@@ -110,15 +115,6 @@ func parseTimeout(s string) (time.Duration, api.Diagnostics) {
 		Detail:   fmt.Sprintf(`%q is not a positive duration; write a number and a unit, like "90s", "10m" or "2h".`, s),
 		Path:     cty.GetAttrPath("timeout"),
 	}}
-}
-
-// attr reads an attribute, as null where the config lacks it (a host that
-// decoded the body with an older schema).
-func attr(obj cty.Value, name string) cty.Value {
-	if !obj.Type().IsObjectType() || !obj.Type().HasAttribute(name) {
-		return cty.NullVal(cty.DynamicPseudoType)
-	}
-	return obj.GetAttr(name)
 }
 
 // workDir is where the command runs: dir relative to the workload's

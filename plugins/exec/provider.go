@@ -82,21 +82,21 @@ func (p *Provider) PlanStage(_ context.Context, req *api.StageRequest) (*api.Pla
 		return plan, nil
 	}
 	plan.Details = []api.Detail{
-		{Key: "command", Value: knownOr(attr(config, "command"), func() string { return commandLine(cfg.Command) })},
-		{Key: "dir", Value: knownOr(attr(config, "dir"), func() string { return cfg.workDir(req.WorkDir) })},
+		{Key: "command", Value: cfg.knownOr("command", func() string { return commandLine(cfg.Command) })},
+		{Key: "dir", Value: cfg.knownOr("dir", func() string { return cfg.workDir(req.WorkDir) })},
 	}
-	if env := attr(config, "env"); !env.IsNull() {
-		plan.Details = append(plan.Details, api.Detail{Key: "env", Value: knownOr(env, func() string { return envNames(cfg.Env) })})
+	if cfg.Env != nil || cfg.unknown.Attr("env") {
+		plan.Details = append(plan.Details, api.Detail{Key: "env", Value: cfg.knownOr("env", func() string { return envNames(cfg.Env) })})
 	}
-	if timeout := attr(config, "timeout"); !timeout.IsNull() {
-		plan.Details = append(plan.Details, api.Detail{Key: "timeout", Value: knownOr(timeout, cfg.Timeout.String)})
+	if cfg.timeoutSet {
+		plan.Details = append(plan.Details, api.Detail{Key: "timeout", Value: cfg.knownOr("timeout", cfg.Timeout.String)})
 	}
 	return plan, nil
 }
 
-// knownOr renders a value that may be known only at apply time.
-func knownOr(v cty.Value, render func() string) string {
-	if !v.IsWhollyKnown() {
+// knownOr renders an attribute that may be known only at apply time.
+func (c config) knownOr(attr string, render func() string) string {
+	if c.unknown.Attr(attr) {
 		return "(known after apply)"
 	}
 	return render()

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"fmt"
 	"math/big"
 	"testing"
 
@@ -16,6 +17,27 @@ import (
 type loraBody struct {
 	Rank    int      `cty:"rank"`
 	Targets []string `cty:"targets"`
+	Unknown Unknowns
+}
+
+// size decodes a number of bytes, or a string with the unit "KiB".
+type size int64
+
+func (s *size) DecodeCty(v cty.Value) error {
+	if v.Type() == cty.String {
+		var n int64
+		if _, err := fmt.Sscanf(v.AsString(), "%dKiB", &n); err != nil {
+			return &ValueError{Summary: "Invalid size", Detail: fmt.Sprintf("%q is not a size like \"4KiB\".", v.AsString())}
+		}
+		*s = size(n << 10)
+		return nil
+	}
+	if v.Type() != cty.Number {
+		return fmt.Errorf("a size is a number or a string")
+	}
+	n, _ := v.AsBigFloat().Int64()
+	*s = size(n)
+	return nil
 }
 
 type testBody struct {
@@ -29,6 +51,9 @@ type testBody struct {
 	MinLR   *float64          `cty:"min_lr"`
 	Seed    *big.Float        `cty:"seed"`
 	Data    cty.Value         `cty:"data"`
+	Size    size              `cty:"size"`
+	MaxSize *size             `cty:"max_size"`
+	Unknown Unknowns
 	ignored string
 }
 
@@ -62,11 +87,45 @@ func TestDecode(t *testing.T) {
 		},
 		"null and unknown keep defaults": {
 			body: map[string]cty.Value{"steps": cty.UnknownVal(cty.Number), "schedule": cty.NullVal(cty.String)},
+			want: testBody{Sched: "cosine", Steps: 7, Unknown: Unknowns{cty.GetAttrPath("steps")}},
+		},
+		"null, unknown and set pointers": {
+			body: map[string]cty.Value{"min_lr": cty.UnknownVal(cty.Number), "seed": cty.NullVal(cty.Number), "max_size": cty.NumberIntVal(3)},
+			want: testBody{Sched: "cosine", Steps: 7, MaxSize: ptr(size(3)), Unknown: Unknowns{cty.GetAttrPath("min_lr")}},
+		},
+		"a list with an unknown element is left as it was": {
+			body: map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("echo"), cty.UnknownVal(cty.String)})},
+			want: testBody{Sched: "cosine", Steps: 7, Unknown: Unknowns{cty.GetAttrPath("command").IndexInt(1)}},
+		},
+		"a map with an unknown value is left as it was": {
+			body: map[string]cty.Value{"env": cty.MapVal(map[string]cty.Value{"A": cty.StringVal("1"), "B": cty.UnknownVal(cty.String)})},
+			want: testBody{Sched: "cosine", Steps: 7, Unknown: Unknowns{cty.GetAttrPath("env").IndexString("B")}},
+		},
+		"an unknown member of a nested block": {
+			body: map[string]cty.Value{"lora": cty.ObjectVal(map[string]cty.Value{"rank": cty.UnknownVal(cty.Number), "targets": strs("q_proj")})},
+			want: testBody{Sched: "cosine", Steps: 7, LoRA: &loraBody{Targets: []string{"q_proj"}, Unknown: Unknowns{cty.GetAttrPath("rank")}},
+				Unknown: Unknowns{cty.GetAttrPath("lora").GetAttr("rank")}},
+		},
+		"an unknown nested block": {
+			body: map[string]cty.Value{"lora": cty.UnknownVal(cty.Object(map[string]cty.Type{"rank": cty.Number}))},
+			want: testBody{Sched: "cosine", Steps: 7, Unknown: Unknowns{cty.GetAttrPath("lora")}},
+		},
+		"a null nested block": {
+			body: map[string]cty.Value{"lora": cty.NullVal(cty.Object(map[string]cty.Type{"rank": cty.Number}))},
 			want: defaults(),
 		},
-		"unknown elements decode as zero": {
-			body: map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("echo"), cty.UnknownVal(cty.String)})},
-			want: testBody{Command: []string{"echo", ""}, Sched: "cosine", Steps: 7},
+		"a value that decodes itself": {
+			body: map[string]cty.Value{"size": cty.StringVal("4KiB"), "max_size": cty.NumberIntVal(512)},
+			want: testBody{Sched: "cosine", Steps: 7, Size: 4096, MaxSize: ptr(size(512))},
+		},
+		"a value that does not decode itself names its problem": {
+			body:  map[string]cty.Value{"size": cty.StringVal("big"), "max_size": cty.True},
+			want:  defaults(),
+			diags: []diagAt{{"Invalid size", "size"}, {"Invalid value", "max_size"}},
+		},
+		"an unknown value that decodes itself": {
+			body: map[string]cty.Value{"size": cty.UnknownVal(cty.String)},
+			want: testBody{Sched: "cosine", Steps: 7, Unknown: Unknowns{cty.GetAttrPath("size")}},
 		},
 		"null element": {
 			body:  map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("echo"), cty.NullVal(cty.String)})},
@@ -76,7 +135,7 @@ func TestDecode(t *testing.T) {
 		"fraction into a whole number": {
 			body:  map[string]cty.Value{"lora": cty.ObjectVal(map[string]cty.Value{"rank": cty.NumberFloatVal(2.5)})},
 			want:  testBody{Sched: "cosine", Steps: 7, LoRA: &loraBody{}},
-			diags: []diagAt{{"Invalid value", "lora.rank"}},
+			diags: []diagAt{{"Not a whole number", "lora.rank"}},
 		},
 		"map value of the wrong kind": {
 			body:  map[string]cty.Value{"env": cty.ObjectVal(map[string]cty.Value{"A": cty.True})},
@@ -115,7 +174,7 @@ func TestDecode(t *testing.T) {
 			t.Parallel()
 			got := defaults()
 			diags := Decode(cty.ObjectVal(tc.body), &got)
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(testBody{}), ctyValues, bigFloats); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(testBody{}), ctyValues, bigFloats, ctyPaths); diff != "" {
 				t.Errorf("decoded (-want +got):\n%s", diff)
 			}
 			var at []diagAt
@@ -138,6 +197,8 @@ var ctyValues = cmp.Comparer(func(a, b cty.Value) bool {
 	}
 	return a.RawEquals(b)
 })
+
+var ctyPaths = cmp.Comparer(func(a, b cty.Path) bool { return a.Equals(b) })
 
 var bigFloats = cmp.Comparer(func(a, b *big.Float) bool { return a == nil && b == nil || a != nil && b != nil && a.Cmp(b) == 0 })
 
@@ -165,7 +226,7 @@ func TestDecodeErrorsPointAtSource(t *testing.T) {
 	for _, d := range api.ToHCL(Decode(v, &body), f.Body, spec) {
 		got = append(got, d.Subject.String()+" "+d.Summary)
 	}
-	want := []string{"main.hcl:1,20-24 Null element", "main.hcl:3,10-13 Invalid value"}
+	want := []string{"main.hcl:1,20-24 Null element", "main.hcl:3,10-13 Not a whole number"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}
@@ -176,5 +237,43 @@ func TestDecodeRefusesATargetThatIsNoStruct(t *testing.T) {
 	var s string
 	if diags := Decode(cty.EmptyObjectVal, &s); !diags.HasErrors() {
 		t.Error("decoding into a *string succeeded")
+	}
+}
+
+func TestDecodeUnknownBody(t *testing.T) {
+	t.Parallel()
+	body := testBody{Steps: 7}
+	if diags := Decode(cty.DynamicVal, &body); len(diags) != 0 {
+		t.Fatal(diags)
+	}
+	if diff := cmp.Diff(testBody{Steps: 7, Unknown: Unknowns{cty.Path{}}}, body, cmp.AllowUnexported(testBody{}), ctyValues, ctyPaths); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
+	}
+	if !body.Unknown.Attr("steps") {
+		t.Error("an unknown body does not count its attributes unknown")
+	}
+}
+
+func TestUnknownsHas(t *testing.T) {
+	t.Parallel()
+	u := Unknowns{cty.GetAttrPath("lora").GetAttr("rank"), cty.GetAttrPath("command").IndexInt(1)}
+	for name, tc := range map[string]struct {
+		path cty.Path
+		want bool
+	}{
+		"the value itself":         {cty.GetAttrPath("lora").GetAttr("rank"), true},
+		"a block holding it":       {cty.GetAttrPath("lora"), true},
+		"a list holding it":        {cty.GetAttrPath("command"), true},
+		"a known sibling":          {cty.GetAttrPath("lora").GetAttr("alpha"), false},
+		"a known element":          {cty.GetAttrPath("command").IndexInt(0), false},
+		"below an unknown element": {cty.GetAttrPath("command").IndexInt(1).GetAttr("x"), true},
+		"another attribute":        {cty.GetAttrPath("steps"), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := u.Has(tc.path); got != tc.want {
+				t.Errorf("Has(%s) = %v, want %v", api.PathString(tc.path), got, tc.want)
+			}
+		})
 	}
 }

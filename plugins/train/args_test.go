@@ -81,7 +81,7 @@ func TestDecodeArgs(t *testing.T) {
 		"a fraction of a layout degree": {
 			body:  withAttr(body, "layout", withAttr(layout, "tp", cty.NumberFloatVal(1.5))),
 			want:  func(a *stageArgs) { a.Layout.TP = 1 },
-			diags: []string{"Invalid value at layout.tp"},
+			diags: []string{"Not a whole number at layout.tp"},
 		},
 		"peak TFLOPS as text": {
 			body:  withAttr(body, "hardware", withAttr(hw, "tflops", cty.ObjectVal(map[string]cty.Value{"bf16": cty.StringVal("many")}))),
