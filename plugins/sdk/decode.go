@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"strings"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/gocty"
@@ -20,10 +22,17 @@ import (
 // one (nil where the body leaves it out), a number into a big.Float
 // exactly, a value of any shape into a field of type cty.Value, as it is,
 // and any value into a field whose pointer is a ValueDecoder, by its
-// method; untagged fields are left alone.
+// method; untagged fields are left alone. A tag may name a unit after a
+// comma: `cty:"max_bytes,bytes"` reads an int64 size written as a whole
+// number of bytes or as a string with a unit ("4GiB", "500MB"), and
+// `cty:"timeout,duration"` a time.Duration written as a number of seconds
+// or as a string ("90s", "2m").
 //
 // What the body leaves out or sets to null leaves its field as it was, so
-// set defaults in target before decoding. So does a value the body does
+// set defaults in target before decoding. A pointer to a struct set
+// before decoding holds the defaults of an optional block: where the body
+// has the block, it decodes over a copy of them; where it leaves the block
+// out, the pointer becomes nil. So does a value the body does
 // not know yet (one that depends on another stage, at plan time), down to
 // a list or map with one unknown element; a struct field of type Unknowns
 // lists the paths of those values below its struct, so that a check can
@@ -99,11 +108,17 @@ func (d *decoder) structure(v cty.Value, dst reflect.Value, path cty.Path) {
 	first := len(d.unknowns)
 	t := dst.Type()
 	for i := range t.NumField() {
-		name, ok := t.Field(i).Tag.Lookup("cty")
+		tag, ok := t.Field(i).Tag.Lookup("cty")
 		if !ok || !t.Field(i).IsExported() {
 			continue
 		}
-		d.value(member(v, name), dst.Field(i), appendPath(path, cty.GetAttrStep{Name: name}))
+		name, unit, _ := strings.Cut(tag, ",")
+		at := appendPath(path, cty.GetAttrStep{Name: name})
+		if unit != "" {
+			d.unit(member(v, name), dst.Field(i), at, unit)
+			continue
+		}
+		d.value(member(v, name), dst.Field(i), at)
 	}
 	setUnknowns(dst, relative(d.unknowns[first:], len(path)))
 }
@@ -138,15 +153,55 @@ func member(v cty.Value, name string) cty.Value {
 	return cty.NullVal(cty.DynamicPseudoType)
 }
 
-// value leaves dst alone for a null value, and for one not known yet,
-// which it records; an object decodes member by member, so that what is
-// known of it is read.
-func (d *decoder) value(v cty.Value, dst reflect.Value, path cty.Path) {
+// unit decodes a field tagged with a unit: ",bytes" for an int64 size,
+// ",duration" for a time.Duration.
+func (d *decoder) unit(v cty.Value, dst reflect.Value, path cty.Path, unit string) {
 	if !v.IsKnown() {
 		d.unknowns = append(d.unknowns, path)
 		return
 	}
 	if v.IsNull() {
+		return
+	}
+	var (
+		n   int64
+		err error
+	)
+	switch {
+	case unit == "bytes" && dst.Kind() == reflect.Int64:
+		n, err = decodeBytes(v, pathText(path, "the value"))
+	case unit == "duration" && dst.Type() == durationType:
+		var t time.Duration
+		t, err = decodeDuration(v, pathText(path, "the value"))
+		n = int64(t)
+	default:
+		d.diags = append(d.diags, api.Diagnostic{Severity: api.Error, Summary: "Cannot decode the stage body", Path: path,
+			Detail: fmt.Sprintf("The plugin tags a field of type %s with the unit %q; this is a bug in the plugin.", dst.Type(), unit)})
+		return
+	}
+	if err != nil {
+		d.custom(v, errorDecoder{err}, path)
+		return
+	}
+	dst.SetInt(n)
+}
+
+// errorDecoder reports err as a ValueDecoder would.
+type errorDecoder struct{ err error }
+
+func (e errorDecoder) DecodeCty(cty.Value) error { return e.err }
+
+// value leaves dst alone for a null value, and for one not known yet,
+// which it records; an object decodes member by member, so that what is
+// known of it is read.
+func (d *decoder) value(v cty.Value, dst reflect.Value, path cty.Path) {
+	if !v.IsKnown() || v.IsNull() {
+		if !v.IsKnown() {
+			d.unknowns = append(d.unknowns, path)
+		}
+		if dst.Kind() == reflect.Pointer && !dst.IsNil() && decodesMembers(dst.Elem()) {
+			dst.SetZero() // a template of a block the body leaves out
+		}
 		return
 	}
 	if dst.Type() == ctyValueType {
@@ -160,6 +215,9 @@ func (d *decoder) value(v cty.Value, dst reflect.Value, path cty.Path) {
 	switch {
 	case decodesMembers(dst):
 		d.structure(v, dst, path)
+		return
+	case dst.Kind() == reflect.Pointer && !dst.IsNil() && decodesMembers(dst.Elem()):
+		d.template(v, dst, path)
 		return
 	case dst.Kind() == reflect.Pointer:
 		d.pointer(v, dst, path)
@@ -260,6 +318,15 @@ func decodesMembers(dst reflect.Value) bool {
 	return !custom
 }
 
+// template decodes a block over a copy of the struct dst points to, which
+// holds the block's defaults.
+func (d *decoder) template(v cty.Value, dst reflect.Value, path cty.Path) {
+	elem := reflect.New(dst.Type().Elem())
+	elem.Elem().Set(dst.Elem())
+	d.structure(v, elem.Elem(), path)
+	dst.Set(elem)
+}
+
 func (d *decoder) slice(v cty.Value, dst reflect.Value, path cty.Path) {
 	if !v.CanIterateElements() || v.Type().IsMapType() || v.Type().IsObjectType() {
 		d.invalid(path, fmt.Sprintf("%s must be a list, not %s.", pathText(path, "the value"), v.Type().FriendlyName()))
@@ -303,6 +370,7 @@ var (
 	ctyValueType = reflect.TypeFor[cty.Value]()
 	bigFloatType = reflect.TypeFor[big.Float]()
 	unknownsType = reflect.TypeFor[Unknowns]()
+	durationType = reflect.TypeFor[time.Duration]()
 )
 
 func (d *decoder) invalid(path cty.Path, detail string) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
@@ -237,6 +238,112 @@ func TestDecodeRefusesATargetThatIsNoStruct(t *testing.T) {
 	var s string
 	if diags := Decode(cty.EmptyObjectVal, &s); !diags.HasErrors() {
 		t.Error("decoding into a *string succeeded")
+	}
+}
+
+// blockBody has a size, a duration and an optional block with defaults.
+type blockBody struct {
+	MaxBytes int64         `cty:"max_bytes,bytes"`
+	Timeout  time.Duration `cty:"timeout,duration"`
+	Sweep    *sweep        `cty:"sweep"`
+	Unknown  Unknowns
+}
+
+type sweep struct {
+	Iters  int   `cty:"iters"`
+	Bytes  int64 `cty:"bytes,bytes"`
+	Expect struct {
+		MinGBps float64 `cty:"min_gbps"`
+	} `cty:"expect"`
+}
+
+func TestDecodeUnitsAndBlockDefaults(t *testing.T) {
+	t.Parallel()
+	obj := func(m map[string]cty.Value) cty.Value { return cty.ObjectVal(m) }
+	defaults := func() blockBody {
+		return blockBody{MaxBytes: 1 << 30, Timeout: time.Minute, Sweep: &sweep{Iters: 20, Bytes: 1 << 20}}
+	}
+	withSweep := func(s sweep) blockBody { b := defaults(); b.Sweep = &s; return b }
+	for name, tc := range map[string]struct {
+		body  map[string]cty.Value
+		want  blockBody
+		diags []diagAt
+	}{
+		"a block left out is nil": {
+			body: map[string]cty.Value{},
+			want: blockBody{MaxBytes: 1 << 30, Timeout: time.Minute},
+		},
+		"a block decodes over its defaults": {
+			body: map[string]cty.Value{"sweep": obj(map[string]cty.Value{"iters": cty.NumberIntVal(5)})},
+			want: withSweep(sweep{Iters: 5, Bytes: 1 << 20}),
+		},
+		"a nested block with a value": {
+			body: map[string]cty.Value{"sweep": obj(map[string]cty.Value{"expect": obj(map[string]cty.Value{"min_gbps": cty.NumberIntVal(300)})})},
+			want: withSweep(sweep{Iters: 20, Bytes: 1 << 20, Expect: struct {
+				MinGBps float64 `cty:"min_gbps"`
+			}{300}}),
+		},
+		"an unknown block is nil and listed": {
+			body: map[string]cty.Value{"sweep": cty.UnknownVal(cty.Object(map[string]cty.Type{"iters": cty.Number}))},
+			want: blockBody{MaxBytes: 1 << 30, Timeout: time.Minute, Unknown: Unknowns{cty.GetAttrPath("sweep")}},
+		},
+		"sizes with units and without": {
+			body: map[string]cty.Value{"max_bytes": cty.StringVal("4GiB"), "sweep": obj(map[string]cty.Value{"bytes": cty.NumberIntVal(4096)})},
+			want: blockBody{MaxBytes: 4 << 30, Timeout: time.Minute, Sweep: &sweep{Iters: 20, Bytes: 4096}},
+		},
+		"durations as text and as seconds": {
+			body: map[string]cty.Value{"timeout": cty.StringVal("90s")},
+			want: blockBody{MaxBytes: 1 << 30, Timeout: 90 * time.Second},
+		},
+		"a duration in seconds": {
+			body: map[string]cty.Value{"timeout": cty.NumberFloatVal(1.5)},
+			want: blockBody{MaxBytes: 1 << 30, Timeout: 1500 * time.Millisecond},
+		},
+		"an unknown size": {
+			body: map[string]cty.Value{"max_bytes": cty.UnknownVal(cty.String)},
+			want: blockBody{MaxBytes: 1 << 30, Timeout: time.Minute, Unknown: Unknowns{cty.GetAttrPath("max_bytes")}},
+		},
+		"bad units point at the attribute": {
+			body: map[string]cty.Value{"max_bytes": cty.StringVal("4 gigs"), "timeout": cty.StringVal("soon"),
+				"sweep": obj(map[string]cty.Value{"bytes": cty.NumberFloatVal(1.5)})},
+			want:  blockBody{MaxBytes: 1 << 30, Timeout: time.Minute, Sweep: &sweep{Iters: 20, Bytes: 1 << 20}},
+			diags: []diagAt{{"Invalid size", "max_bytes"}, {"Invalid duration", "timeout"}, {"Invalid size", "sweep.bytes"}},
+		},
+		"a size of the wrong kind": {
+			body:  map[string]cty.Value{"max_bytes": cty.True},
+			want:  blockBody{MaxBytes: 1 << 30, Timeout: time.Minute},
+			diags: []diagAt{{"Invalid size", "max_bytes"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := defaults()
+			if _, ok := tc.body["sweep"]; !ok {
+				tc.body["sweep"] = cty.NullVal(cty.DynamicPseudoType)
+			}
+			diags := Decode(cty.ObjectVal(tc.body), &got)
+			if diff := cmp.Diff(tc.want, got, ctyPaths); diff != "" {
+				t.Errorf("decoded (-want +got):\n%s", diff)
+			}
+			var at []diagAt
+			for _, d := range diags {
+				at = append(at, diagAt{d.Summary, pathText(d.Path, "")})
+			}
+			if diff := cmp.Diff(tc.diags, at); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeRefusesAUnitOnTheWrongType(t *testing.T) {
+	t.Parallel()
+	var body struct {
+		Size string `cty:"size,bytes"`
+	}
+	diags := Decode(cty.ObjectVal(map[string]cty.Value{"size": cty.StringVal("1GiB")}), &body)
+	if len(diags) != 1 || diags[0].Summary != "Cannot decode the stage body" {
+		t.Errorf("diagnostics = %+v, want the plugin's bug reported", diags)
 	}
 }
 
