@@ -1,6 +1,7 @@
 package gpubench
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/gpuflow/gpuflow/plugins/api"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/cluster"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // Config is a decoded benchmark stage body; a nil check is not run.
@@ -27,68 +29,93 @@ type Config struct {
 
 // HealthConfig holds health's thresholds, defaults resolved.
 type HealthConfig struct {
-	GPUs                int    // 0: not checked
-	Model               string // "": not checked
-	MinMemoryBytes      int64
-	ECC                 bool
-	MaxUncorrectableECC int64
-	Remaps              bool
-	MinNVLinks          int // -1: every link the GPU has
-	PCIeFullWidth       bool
-	PCIeFullGen         bool
-	MaxTemperatureC     float64
-	NoThermalThrottle   bool
-	MinDriver           string
-	MinCUDA             string
-	MinNCCL             string
-	MinPortRange        int
-	NCCLEnv             bool
+	GPUs                int     `cty:"gpus"`  // 0: not checked
+	Model               string  `cty:"model"` // "": not checked
+	MinMemoryBytes      int64   `cty:"min_memory_bytes,bytes"`
+	ECC                 bool    `cty:"ecc"`
+	MaxUncorrectableECC int64   `cty:"max_uncorrectable_ecc"`
+	Remaps              bool    `cty:"remaps"`
+	MinNVLinks          int     `cty:"min_nvlinks"` // -1: every link the GPU has
+	PCIeFullWidth       bool    `cty:"pcie_full_width"`
+	PCIeFullGen         bool    `cty:"pcie_full_gen"`
+	MaxTemperatureC     float64 `cty:"max_temperature_c"`
+	NoThermalThrottle   bool    `cty:"no_thermal_throttle"`
+	MinDriver           string  `cty:"min_driver_version"`
+	MinCUDA             string  `cty:"min_cuda_version"`
+	MinNCCL             string  `cty:"min_nccl_version"`
+	MinPortRange        int     `cty:"min_port_range"`
+	NCCLEnv             bool    `cty:"nccl_env"`
 }
 
 // GEMMConfig is the GEMM check.
 type GEMMConfig struct {
-	DTypes             []string
-	Sizes              []int
-	TopK               int
-	Warmup, Iters      int
-	WarmupSeconds      float64
-	RestSeconds        float64
-	Repeats            int
-	WorkspaceBytes     int64
-	MinTFLOPS          map[string]float64
-	MaxSlowestVsMedian float64 // 0: not checked
+	DTypes         []string `cty:"dtypes"`
+	Sizes          []int    `cty:"sizes"`
+	TopK           int      `cty:"top_k"`
+	Warmup         int      `cty:"warmup"`
+	Iters          int      `cty:"iters"`
+	WarmupSeconds  float64  `cty:"warmup_s"`
+	RestSeconds    float64  `cty:"rest_s"`
+	Repeats        int      `cty:"repeats"`
+	WorkspaceBytes int64    `cty:"workspace_bytes,bytes"`
+	GEMMExpect     `cty:"expect"`
+}
+
+// GEMMExpect is the GEMM check's expect block.
+type GEMMExpect struct {
+	MinTFLOPS          DTypeThresholds `cty:"min_tflops"`
+	MaxSlowestVsMedian float64         `cty:"max_slowest_vs_median"` // 0: not checked
 }
 
 // HBMConfig is the memory bandwidth check.
 type HBMConfig struct {
-	Bytes         int64
-	Warmup, Iters int
-	MinTBps       float64
-	MinTriadTBps  float64
+	Bytes     int64 `cty:"bytes,bytes"`
+	Warmup    int   `cty:"warmup"`
+	Iters     int   `cty:"iters"`
+	HBMExpect `cty:"expect"`
+}
+
+// HBMExpect is the memory bandwidth check's expect block.
+type HBMExpect struct {
+	MinTBps      float64 `cty:"min_tbps"`
+	MinTriadTBps float64 `cty:"min_triad_tbps"`
 }
 
 // P2PConfig is the peer copy check.
 type P2PConfig struct {
-	Bytes         int64
-	Warmup, Iters int
-	MinGBps       float64
-	MinBidirGBps  float64
+	Bytes     int64 `cty:"bytes,bytes"`
+	Warmup    int   `cty:"warmup"`
+	Iters     int   `cty:"iters"`
+	P2PExpect `cty:"expect"`
+}
+
+// P2PExpect is the peer copy check's expect block.
+type P2PExpect struct {
+	MinGBps      float64 `cty:"min_gbps"`
+	MinBidirGBps float64 `cty:"min_bidir_gbps"`
 }
 
 // NCCLConfig is the collectives check.
 type NCCLConfig struct {
-	Ops                []node.Op
-	DType              string
-	MinBytes, MaxBytes int64
-	Factor             int
-	InPlace            bool
-	Warmup, Iters      int
-	MinSeconds         float64
-	Timeout            time.Duration
-	MinBusBWGBps       map[string]float64
+	Ops        []node.Op     `cty:"ops"`
+	DType      string        `cty:"dtype"`
+	MinBytes   int64         `cty:"min_bytes,bytes"`
+	MaxBytes   int64         `cty:"max_bytes,bytes"`
+	Factor     int           `cty:"factor"`
+	InPlace    bool          `cty:"in_place"`
+	Warmup     int           `cty:"warmup"`
+	Iters      int           `cty:"iters"`
+	MinSeconds float64       `cty:"min_batch_s"`
+	Timeout    time.Duration `cty:"timeout,duration"`
+	NCCLExpect `cty:"expect"`
+}
+
+// NCCLExpect is the collectives check's expect block.
+type NCCLExpect struct {
+	MinBusBWGBps OpThresholds `cty:"min_busbw_gbps"`
 	// MaxStragglerRatio is how much slower than the median of all ranks a
 	// rank may be, in a job of several nodes.
-	MaxStragglerRatio float64
+	MaxStragglerRatio float64 `cty:"max_straggler_ratio"`
 }
 
 // Sizes lists the sweep: min_bytes, times factor, up to max_bytes.
@@ -111,28 +138,51 @@ func opNames() []string {
 	return out
 }
 
-// DecodeConfig reads a stage body decoded with the stage schema.
+// stageBody is the body as sdk.Decode reads it, each check's block
+// holding its defaults until the body's values replace them.
+type stageBody struct {
+	LibDirs []string     `cty:"lib_dirs"`
+	Health  *healthBlock `cty:"health"`
+	GEMM    *GEMMConfig  `cty:"gemm"`
+	HBM     *HBMConfig   `cty:"hbm"`
+	P2P     *P2PConfig   `cty:"p2p"`
+	NCCL    *NCCLConfig  `cty:"nccl"`
+	Unknown sdk.Unknowns
+}
+
+// healthBlock: every health setting is a threshold.
+type healthBlock struct {
+	Expect HealthConfig `cty:"expect"`
+}
+
+// defaultBody holds what each check's settings are when left out; health's
+// follow the hardware.
+func defaultBody(hw Hardware) stageBody {
+	return stageBody{
+		Health: &healthBlock{Expect: HealthConfig{GPUs: hw.GPUsPerNode, Model: hw.modelWord(), MinMemoryBytes: hw.GPUMemoryBytes * 97 / 100,
+			ECC: true, Remaps: true, MinNVLinks: hw.defaultNVLinks(), PCIeFullWidth: true, MaxTemperatureC: 85,
+			NoThermalThrottle: true, MinPortRange: 16384, NCCLEnv: true}},
+		GEMM: &GEMMConfig{DTypes: gemmDTypes, Sizes: []int{8192, 16384}, TopK: 8, Warmup: 5, Iters: 50,
+			RestSeconds: 1, Repeats: 3, WorkspaceBytes: 32 << 20},
+		HBM: &HBMConfig{Bytes: 4 << 30, Warmup: 3, Iters: 20},
+		P2P: &P2PConfig{Bytes: 1 << 30, Warmup: 3, Iters: 10},
+		NCCL: &NCCLConfig{Ops: []node.Op{node.AllReduce}, DType: "bf16", MinBytes: 1 << 20, MaxBytes: 1 << 30, Factor: 4,
+			InPlace: true, Warmup: 5, Iters: 20, MinSeconds: 0.05, Timeout: time.Minute,
+			NCCLExpect: NCCLExpect{MaxStragglerRatio: cluster.DefaultMaxStragglerRatio}},
+	}
+}
+
+// DecodeConfig reads a stage body decoded with the stage schema: the
+// hardware first, whose figures are health's defaults, then the checks.
 func DecodeConfig(v cty.Value) (Config, api.Diagnostics) {
-	var diags api.Diagnostics
-	cfg := Config{}
-	b := body{v: v, diags: &diags, unknown: &cfg.Unknown}
-	cfg.Hardware = decodeHardware(b)
-	cfg.LibDirs = b.strings("lib_dirs", nil, nil)
-	if h, ok := b.block("health"); ok {
-		cfg.Health = decodeHealth(h, cfg.Hardware)
+	hw, unknown, diags := decodeHardware(v)
+	b := defaultBody(hw)
+	diags = append(diags, sdk.Decode(v, &b)...)
+	cfg := Config{Hardware: hw, LibDirs: b.LibDirs, GEMM: b.GEMM, HBM: b.HBM, P2P: b.P2P, NCCL: b.NCCL, Unknown: unknown || len(b.Unknown) > 0}
+	if b.Health != nil {
+		cfg.Health = &b.Health.Expect
 	}
-	if g, ok := b.block("gemm"); ok {
-		cfg.GEMM = decodeGEMM(g)
-	}
-	if m, ok := b.block("hbm"); ok {
-		cfg.HBM = decodeHBM(m)
-	}
-	if p, ok := b.block("p2p"); ok {
-		cfg.P2P = decodeP2P(p)
-	}
-	if n, ok := b.block("nccl"); ok {
-		cfg.NCCL = decodeNCCL(n)
-	}
+	diags = append(diags, checkConfig(cfg)...)
 	if cfg.Health == nil && cfg.GEMM == nil && cfg.HBM == nil && cfg.P2P == nil && cfg.NCCL == nil && !cfg.Unknown {
 		diags = append(diags, api.Diagnostic{
 			Severity: api.Warning, Summary: "No check",
@@ -142,142 +192,47 @@ func DecodeConfig(v cty.Value) (Config, api.Diagnostics) {
 	return cfg, diags
 }
 
-func decodeHealth(h body, hw Hardware) *HealthConfig {
-	e, _ := h.block("expect")
-	c := &HealthConfig{
-		GPUs:                e.count("gpus", hw.GPUsPerNode, 1),
-		Model:               e.str("model", hw.modelWord()),
-		ECC:                 e.boolean("ecc", true),
-		MaxUncorrectableECC: int64(e.count("max_uncorrectable_ecc", 0, 0)),
-		Remaps:              e.boolean("remaps", true),
-		MinNVLinks:          e.count("min_nvlinks", hw.defaultNVLinks(), 0),
-		PCIeFullWidth:       e.boolean("pcie_full_width", true),
-		PCIeFullGen:         e.boolean("pcie_full_gen", false),
-		NoThermalThrottle:   e.boolean("no_thermal_throttle", true),
-		MinDriver:           e.str("min_driver_version", ""),
-		MinCUDA:             e.str("min_cuda_version", ""),
-		MinNCCL:             e.str("min_nccl_version", ""),
-		MinPortRange:        e.count("min_port_range", 16384, 0),
-		NCCLEnv:             e.boolean("nccl_env", true),
-	}
-	c.MinMemoryBytes, _ = e.bytes("min_memory_bytes", hw.GPUMemoryBytes*97/100)
-	c.MaxTemperatureC, _ = e.float("max_temperature_c", 85)
-	return c
-}
-
-func decodeGEMM(g body) *GEMMConfig {
-	c := &GEMMConfig{
-		DTypes: g.strings("dtypes", gemmDTypes, gemmDTypes),
-		Sizes:  g.sizes("sizes", []int{8192, 16384}),
-		TopK:   g.count("top_k", 8, 1),
-		Warmup: g.count("warmup", 5, 0),
-		Iters:  g.count("iters", 50, 1),
-	}
-	c.WorkspaceBytes, _ = g.bytes("workspace_bytes", 32<<20)
-	c.WarmupSeconds = g.seconds("warmup_s", 0)
-	c.RestSeconds = g.seconds("rest_s", 1)
-	c.Repeats = g.count("repeats", 3, 1)
-	e, _ := g.block("expect")
-	c.MinTFLOPS = e.perKey("min_tflops", gemmDTypes)
-	c.MaxSlowestVsMedian, _ = e.float("max_slowest_vs_median", 0)
-	return c
-}
-
-func decodeHBM(m body) *HBMConfig {
-	c := &HBMConfig{Warmup: m.count("warmup", 3, 0), Iters: m.count("iters", 20, 1)}
-	c.Bytes, _ = m.bytes("bytes", 4<<30)
-	if c.Bytes < 64<<20 || c.Bytes%64 != 0 {
-		m.errorf("bytes", "Invalid size", "bytes must be a multiple of 64 of at least 64 MiB, so that the copy runs past launch overhead and the caches; %d is not.", c.Bytes)
-		c.Bytes = 4 << 30
-	}
-	e, _ := m.block("expect")
-	c.MinTBps, _ = e.float("min_tbps", 0)
-	c.MinTriadTBps, _ = e.float("min_triad_tbps", 0)
-	return c
-}
-
-func decodeP2P(p body) *P2PConfig {
-	c := &P2PConfig{Warmup: p.count("warmup", 3, 0), Iters: p.count("iters", 10, 1)}
-	c.Bytes, _ = p.bytes("bytes", 1<<30)
-	if c.Bytes < 1<<20 || c.Bytes%4 != 0 {
-		p.errorf("bytes", "Invalid size", "bytes must be a multiple of 4 of at least 1 MiB; %d is not.", c.Bytes)
-		c.Bytes = 1 << 30
-	}
-	e, _ := p.block("expect")
-	c.MinGBps, _ = e.float("min_gbps", 0)
-	c.MinBidirGBps, _ = e.float("min_bidir_gbps", 0)
-	return c
-}
-
-func decodeNCCL(n body) *NCCLConfig {
-	c := &NCCLConfig{
-		DType:   n.str("dtype", "bf16"),
-		Factor:  n.count("factor", 4, 2),
-		InPlace: n.boolean("in_place", true),
-		Warmup:  n.count("warmup", 5, 0),
-		Iters:   n.count("iters", 20, 1),
-		Timeout: n.duration("timeout", time.Minute),
-	}
-	c.MinSeconds = n.seconds("min_batch_s", 0.05)
-	for _, o := range n.strings("ops", []string{string(node.AllReduce)}, opNames()) {
-		c.Ops = append(c.Ops, node.Op(o))
-	}
-	if node.ElemSize(c.DType) == 0 || c.DType == "tf32" || c.DType == "fp8" {
-		n.errorf("dtype", "Unsupported dtype", "dtype must be bf16, fp16 or fp32, not %q.", c.DType)
-		c.DType = "bf16"
-	}
-	c.MinBytes, _ = n.bytes("min_bytes", 1<<20)
-	c.MaxBytes, _ = n.bytes("max_bytes", 1<<30)
-	if c.MinBytes < 1 || c.MaxBytes < c.MinBytes {
-		n.errorf("max_bytes", "Invalid size range", "The sweep needs 1 <= min_bytes <= max_bytes; got %d and %d.", c.MinBytes, c.MaxBytes)
-		c.MinBytes, c.MaxBytes = 1<<20, 1<<30
-	}
-	e, _ := n.block("expect")
-	c.MinBusBWGBps = e.perKey("min_busbw_gbps", opNames())
-	c.MaxStragglerRatio, _ = e.float("max_straggler_ratio", cluster.DefaultMaxStragglerRatio)
-	if c.MaxStragglerRatio < 1 {
-		e.errorf("max_straggler_ratio", "Invalid straggler ratio", "max_straggler_ratio is a rank's time over the median of all ranks, so at least 1 (1.1 lets a rank be 10%% slower); got %g.", c.MaxStragglerRatio)
-		c.MaxStragglerRatio = cluster.DefaultMaxStragglerRatio
-	}
-	return c
-}
-
 // Hardware is what the stage uses of the hardware profile's value.
 type Hardware struct {
-	Name             string
-	Nodes            int
-	GPUsPerNode      int
-	GPUModel         string
-	GPUMemoryBytes   int64
-	TFLOPS           map[string]float64
-	HBMBytesPerS     float64
-	InterconnectKind string
-	NetworkKind      string
+	Name             string        `cty:"name"`
+	Nodes            int           `cty:"nodes"`
+	GPUsPerNode      int           `cty:"gpus_per_node"`
+	GPUModel         string        `cty:"gpu_model"`
+	GPUMemoryBytes   int64         `cty:"gpu_memory_bytes,bytes"`
+	TFLOPS           AnyThresholds `cty:"tflops"`
+	HBMBytesPerS     float64       `cty:"hbm_bytes_per_s"`
+	InterconnectKind string        `cty:"interconnect_kind"`
+	NetworkKind      string        `cty:"network_kind"`
+}
+
+// hardwareArg is the hardware meta-argument as the body holds it: first
+// as it is, to refuse what is no profile, then as the profile.
+type hardwareArg struct {
+	Value   cty.Value `cty:"hardware"`
+	Unknown sdk.Unknowns
+}
+
+type hardwareProfile struct {
+	Profile *Hardware `cty:"hardware"`
+	Unknown sdk.Unknowns
 }
 
 // decodeHardware reads the attributes of hardware.NAME it needs and
-// ignores the rest, so the profile object may grow.
-func decodeHardware(b body) Hardware {
-	h, ok := b.block("hardware")
-	if !ok {
-		return Hardware{}
+// ignores the rest, so the profile object may grow; unknown says that
+// some of them are known only at apply time.
+func decodeHardware(v cty.Value) (hw Hardware, unknown bool, diags api.Diagnostics) {
+	var arg hardwareArg
+	diags = sdk.Decode(v, &arg)
+	if h := arg.Value; h != cty.NilVal && !h.Type().IsObjectType() && !h.Type().IsMapType() {
+		return Hardware{}, false, append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid hardware", Path: cty.GetAttrPath("hardware"),
+			Detail: fmt.Sprintf("hardware must be a hardware profile (hardware.NAME), not %s.", h.Type().FriendlyName())})
 	}
-	if !h.v.Type().IsObjectType() && !h.v.Type().IsMapType() {
-		b.errorf("hardware", "Invalid hardware", "hardware must be a hardware profile (hardware.NAME), not %s.", h.v.Type().FriendlyName())
-		return Hardware{}
+	p := hardwareProfile{Profile: &Hardware{Nodes: 1}}
+	diags = append(diags, sdk.Decode(v, &p)...)
+	if p.Profile == nil {
+		return Hardware{}, len(p.Unknown) > 0, diags
 	}
-	hw := Hardware{
-		Name:             h.str("name", ""),
-		Nodes:            h.count("nodes", 1, 1),
-		GPUsPerNode:      h.count("gpus_per_node", 0, 0),
-		GPUModel:         h.str("gpu_model", ""),
-		InterconnectKind: h.str("interconnect_kind", ""),
-		NetworkKind:      h.str("network_kind", ""),
-		TFLOPS:           h.perKey("tflops", nil),
-	}
-	hw.GPUMemoryBytes, _ = h.bytes("gpu_memory_bytes", 0)
-	hw.HBMBytesPerS, _ = h.float("hbm_bytes_per_s", 0)
-	return hw
+	return *p.Profile, len(p.Unknown) > 0, append(diags, checkHardware(p.Profile)...)
 }
 
 // modelWord is the GPU model's first word ("H200" of "H200 141GB SXM"),

@@ -27,7 +27,7 @@ nccl {}
 	want := Config{
 		Hardware: Hardware{Name: "h200-x4", Nodes: 1, GPUsPerNode: 4, GPUModel: "H200 141GB SXM",
 			GPUMemoryBytes: 143771 << 20, HBMBytesPerS: 4.8e12, InterconnectKind: "nvlink4", NetworkKind: "none",
-			TFLOPS: map[string]float64{"bf16": 989, "fp16": 989, "fp8": 1979, "tf32": 494}},
+			TFLOPS: AnyThresholds{"bf16": 989, "fp16": 989, "fp8": 1979, "tf32": 494}},
 		Health: &HealthConfig{GPUs: 4, Model: "H200", MinMemoryBytes: (143771 << 20) * 97 / 100, ECC: true,
 			Remaps: true, MinNVLinks: -1, PCIeFullWidth: true, MaxTemperatureC: 85, NoThermalThrottle: true,
 			MinPortRange: 16384, NCCLEnv: true},
@@ -36,7 +36,7 @@ nccl {}
 		HBM: &HBMConfig{Bytes: 4 << 30, Warmup: 3, Iters: 20},
 		P2P: &P2PConfig{Bytes: 1 << 30, Warmup: 3, Iters: 10},
 		NCCL: &NCCLConfig{Ops: []node.Op{node.AllReduce}, DType: "bf16", MinBytes: 1 << 20, MaxBytes: 1 << 30, Factor: 4,
-			InPlace: true, Warmup: 5, Iters: 20, MinSeconds: 0.05, Timeout: time.Minute, MaxStragglerRatio: 1.1},
+			InPlace: true, Warmup: 5, Iters: 20, MinSeconds: 0.05, Timeout: time.Minute, NCCLExpect: NCCLExpect{MaxStragglerRatio: 1.1}},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -75,7 +75,7 @@ nccl {
 	if len(diags) != 0 {
 		t.Fatalf("diagnostics: %+v", diags)
 	}
-	if diff := cmp.Diff(map[string]float64{"bf16": 0.7 * 989}, cfg.GEMM.MinTFLOPS); diff != "" {
+	if diff := cmp.Diff(DTypeThresholds{"bf16": 0.7 * 989}, cfg.GEMM.MinTFLOPS); diff != "" {
 		t.Errorf("min_tflops (-want +got):\n%s", diff)
 	}
 	if cfg.GEMM.MaxSlowestVsMedian != 0.05 || cfg.HBM.Bytes != 32<<30 || cfg.HBM.MinTBps != 3.8 {
@@ -84,7 +84,7 @@ nccl {
 	if cfg.P2P.Bytes != 256<<20 || cfg.P2P.MinGBps != 0 {
 		t.Errorf("p2p = %+v", cfg.P2P)
 	}
-	wantBus := map[string]float64{}
+	wantBus := OpThresholds{}
 	for _, op := range node.Ops {
 		wantBus[string(op)] = 320
 	}
