@@ -13,24 +13,24 @@ import (
 // stage type's arguments, and the model, layout and hardware
 // meta-arguments as the values of model.NAME, layout.NAME and
 // hardware.NAME. Budgets and counts are numbers as written; the run's
-// config rounds them.
+// config rounds them. A pointer is nil where the body sets nothing.
 type stageArgs struct {
 	Model           modelConfig    `cty:"model"`
 	Layout          api.Layout     `cty:"layout"`
 	Hardware        hardwareConfig `cty:"hardware"`
 	Data            cty.Value      `cty:"data"`
 	ValidData       cty.Value      `cty:"valid_data"`
-	EvalEvery       float64        `cty:"eval_every"`
+	EvalEvery       *float64       `cty:"eval_every"`
 	EvalBatches     float64        `cty:"eval_batches"`
-	Steps           float64        `cty:"steps"`
-	TrainTokens     float64        `cty:"train_tokens"`
+	Steps           *float64       `cty:"steps"`
+	TrainTokens     *float64       `cty:"train_tokens"`
 	LR              float64        `cty:"lr"`
 	MinLR           *float64       `cty:"min_lr"`
 	Schedule        string         `cty:"schedule"`
-	WarmupSteps     float64        `cty:"warmup_steps"`
+	WarmupSteps     *float64       `cty:"warmup_steps"`
 	WeightDecay     float64        `cty:"weight_decay"`
 	Seed            float64        `cty:"seed"`
-	CheckpointEvery float64        `cty:"checkpoint_every"`
+	CheckpointEvery *float64       `cty:"checkpoint_every"`
 	Framework       string         `cty:"framework"`
 	Device          string         `cty:"device"`
 	LoRA            *loraConfig    `cty:"lora"`
@@ -38,13 +38,16 @@ type stageArgs struct {
 	Base            string         `cty:"base"`
 	Init            string         `cty:"init"`
 	Export          *exportArgs    `cty:"export"`
+	// Unknown lists what is known only at apply time, which validation
+	// leaves alone.
+	Unknown sdk.Unknowns
 }
 
 // exportArgs is the export block as written.
 type exportArgs struct {
-	HF        string `cty:"hf"`
-	PEFT      string `cty:"peft"`
-	Tokenizer string `cty:"tokenizer"`
+	HF        *string `cty:"hf"`
+	PEFT      *string `cty:"peft"`
+	Tokenizer string  `cty:"tokenizer"`
 }
 
 // defaultArgs holds what an argument left out means, as docs/training.md
@@ -70,24 +73,41 @@ var metaArguments = []struct{ name, example string }{
 	{"hardware", "a hardware block, e.g. hardware.lab"},
 }
 
-// decodeArgs reads a training stage body.
+// decodeArgs reads a training stage body, which a run cannot do without
+// its meta-arguments.
 func decodeArgs(c cty.Value) (stageArgs, api.Diagnostics) {
-	args := defaultArgs()
 	if diags := checkMeta(c); diags.HasErrors() {
-		return args, diags
+		return defaultArgs(), diags
 	}
+	return readArgs(c)
+}
+
+// readArgs reads what the body holds over the defaults.
+func readArgs(c cty.Value) (stageArgs, api.Diagnostics) {
+	args := defaultArgs()
 	return args, sdk.Decode(c, &args)
 }
 
+// metaValues are the meta-arguments as the body holds them.
+type metaValues struct {
+	Model    cty.Value `cty:"model"`
+	Layout   cty.Value `cty:"layout"`
+	Hardware cty.Value `cty:"hardware"`
+	Unknown  sdk.Unknowns
+}
+
 // checkMeta: a meta-argument that is missing or no object is reported as
-// such rather than decoded.
+// such rather than decoded; one not known yet is not checked.
 func checkMeta(c cty.Value) api.Diagnostics {
-	var diags api.Diagnostics
+	var meta metaValues
+	diags := sdk.Decode(c, &meta)
 	for _, m := range metaArguments {
-		if v := known(c, m.name); v.IsNull() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
-			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid " + m.name,
-				Detail: fmt.Sprintf("%s must be %s.", m.name, m.example), Path: cty.GetAttrPath(m.name)})
+		v := map[string]cty.Value{"model": meta.Model, "layout": meta.Layout, "hardware": meta.Hardware}[m.name]
+		if meta.Unknown.Attr(m.name) || v != cty.NilVal && (v.Type().IsObjectType() || v.Type().IsMapType()) {
+			continue
 		}
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid " + m.name,
+			Detail: fmt.Sprintf("%s must be %s.", m.name, m.example), Path: cty.GetAttrPath(m.name)})
 	}
 	return diags
 }

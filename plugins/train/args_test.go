@@ -33,7 +33,7 @@ func decodedBody() stageArgs {
 		Activation: "swiglu", Architecture: presetArchitecture, RopeTheta: presetRopeTheta, NormEps: presetNormEps}
 	a.Layout = api.Layout{TP: 1, PP: 1, DP: 2, CP: 1, VP: 1, MicroBatch: 2, GlobalBatch: 8, Recompute: "none", Precision: "bf16"}
 	a.Hardware = hardwareConfig{Name: "h200-x4", Nodes: 1, GPUsPerNode: 4, TFLOPS: map[string]float64{"bf16": 989, "fp8": 1979}, Multicast: true}
-	a.Steps, a.LR, a.WarmupSteps, a.Seed = 5, 1e-3, 1, 7
+	a.Steps, a.LR, a.WarmupSteps, a.Seed = ptr(5.0), 1e-3, ptr(1.0), 7
 	return a
 }
 
@@ -58,7 +58,7 @@ func TestDecodeArgs(t *testing.T) {
 		},
 		"validation settings": {
 			body: withAttr(withAttr(body, "eval_every", n(25)), "eval_batches", n(4)),
-			want: func(a *stageArgs) { a.EvalEvery, a.EvalBatches = 25, 4 },
+			want: func(a *stageArgs) { a.EvalEvery, a.EvalBatches = ptr(25.0), 4 },
 		},
 		"gradient accumulation fusion": {
 			body: withAttr(body, "layout", withAttr(layout, "grad_accumulation_fusion", cty.False)),
@@ -166,3 +166,5 @@ func TestDecodeEvalArgs(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -85,91 +86,92 @@ var expectations = []struct {
 // validateEval checks what the schema cannot: something to measure, and a
 // measurement behind every threshold.
 func validateEval(c cty.Value) api.Diagnostics {
-	var diags api.Diagnostics
+	args, diags := readEvalArgs(c)
 	bad := func(path cty.Path, summary, detail string) {
 		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: summary, Detail: detail, Path: path})
 	}
-	has := map[string]bool{}
-	for _, attr := range []string{"data", "multiple_choice", "generate"} {
-		has[attr] = !known(c, attr).IsNull() || (c.Type().HasAttribute(attr) && !c.GetAttr(attr).IsKnown())
+	has := map[string]bool{
+		"data":            !args.Data.IsNull() || args.Unknown.Attr("data"),
+		"multiple_choice": args.MultipleChoice != nil || args.Unknown.Attr("multiple_choice"),
+		"generate":        args.Generate != nil || args.Unknown.Attr("generate"),
 	}
 	if !has["data"] && !has["multiple_choice"] && !has["generate"] {
 		bad(nil, "Nothing to evaluate", "An eval stage measures at least one of: data (loss and perplexity on shards), a multiple_choice block, a generate block.")
 	}
-	if v := known(c, "tokens"); !v.IsNull() && v.AsBigFloat().Sign() <= 0 {
+	if args.Tokens != nil && *args.Tokens <= 0 {
 		bad(cty.GetAttrPath("tokens"), "Invalid tokens", "tokens must be greater than zero.")
 	}
-	if v := known(c, "device"); !v.IsNull() && v.AsString() != deviceCUDA && v.AsString() != deviceCPU {
-		bad(cty.GetAttrPath("device"), "Unknown device", fmt.Sprintf("device %q is not %q or %q.", v.AsString(), deviceCUDA, deviceCPU))
+	if args.Device != deviceCUDA && args.Device != deviceCPU {
+		bad(cty.GetAttrPath("device"), "Unknown device", fmt.Sprintf("device %q is not %q or %q.", args.Device, deviceCUDA, deviceCPU))
 	}
-	diags = append(diags, validateGenerate(known(c, "generate"))...)
-	e := known(c, "expect")
+	diags = append(diags, validateGenerate(args.Generate)...)
+	thresholds := args.Expect.thresholds()
 	for _, x := range expectations {
-		v := known(e, x.attr)
-		if v.IsNull() {
+		f, ok := thresholds[x.attr]
+		if !ok {
 			continue
 		}
 		at := cty.GetAttrPath("expect").GetAttr(x.attr)
 		if !has[x.block] {
 			bad(at, "Nothing measures "+x.measure, fmt.Sprintf("%s bounds %s, which only %s measures; add it or remove %s.", x.attr, x.measure, x.block, x.attr))
 		}
-		if f, _ := v.AsBigFloat().Float64(); !x.upper && (f < 0 || f > 1) {
+		if !x.upper && (f < 0 || f > 1) {
 			bad(at, "Invalid "+x.attr, x.attr+" is a fraction from 0 to 1.")
 		}
 	}
 	return diags
 }
 
-func validateGenerate(g cty.Value) api.Diagnostics {
-	if g.IsNull() {
+// validateGenerate checks the generate block's values, its defaults
+// standing in for what it leaves out or does not know yet.
+func validateGenerate(g *generateArgs) api.Diagnostics {
+	if g == nil {
 		return nil
 	}
 	var diags api.Diagnostics
 	at := cty.GetAttrPath("generate")
-	check := func(attr string, ok func(float64) bool, want string) {
-		v := known(g, attr)
-		if v.IsNull() {
-			return
-		}
-		if f, _ := v.AsBigFloat().Float64(); !ok(f) {
+	check := func(attr string, ok bool, want string) {
+		if !ok {
 			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid " + attr, Detail: attr + " must be " + want + ".", Path: at.GetAttr(attr)})
 		}
 	}
-	check("max_new_tokens", func(f float64) bool { return f >= 1 && f == float64(int64(f)) }, "a whole number, 1 or more")
-	check("temperature", func(f float64) bool { return f >= 0 }, "0 or more")
-	check("top_p", func(f float64) bool { return f > 0 && f <= 1 }, "above 0 and at most 1")
+	check("max_new_tokens", g.MaxNewTokens >= 1, "a whole number, 1 or more")
+	check("temperature", g.Temperature >= 0, "0 or more")
+	check("top_p", g.TopP > 0 && g.TopP <= 1, "above 0 and at most 1")
 	return diags
 }
 
-// evalDetails describe the stage in the plan.
+// evalDetails describe the stage in the plan; "?" stands for what is
+// known only at apply time.
 func evalDetails(c cty.Value) []api.Detail {
+	args, _ := readEvalArgs(c)
+	text := func(s string, path cty.Path) string {
+		if args.Unknown.Has(path) {
+			return "?"
+		}
+		return s
+	}
 	var out []api.Detail
-	if !known(c, "data").IsNull() {
+	if !args.Data.IsNull() || args.Unknown.Attr("data") {
 		budget := "all tokens"
-		if v := known(c, "tokens"); !v.IsNull() {
-			budget = num(v) + " tokens"
+		if args.Tokens != nil {
+			budget = strconv.FormatFloat(*args.Tokens, 'g', 6, 64) + " tokens"
+		} else if args.Unknown.Attr("tokens") {
+			budget = "? tokens"
 		}
 		out = append(out, api.Detail{Key: "loss", Value: "on shards, " + budget})
 	}
-	if m := known(c, "multiple_choice"); !m.IsNull() {
-		out = append(out, api.Detail{Key: "multiple choice", Value: text(known(m, "path"))})
+	if m := args.MultipleChoice; m != nil {
+		out = append(out, api.Detail{Key: "multiple choice", Value: text(m.Path, cty.GetAttrPath("multiple_choice").GetAttr("path"))})
 	}
-	if g := known(c, "generate"); !g.IsNull() {
-		out = append(out, api.Detail{Key: "generate", Value: text(known(g, "prompts"))})
+	if g := args.Generate; g != nil {
+		out = append(out, api.Detail{Key: "generate", Value: text(g.Prompts, cty.GetAttrPath("generate").GetAttr("prompts"))})
 	}
-	e := known(c, "expect")
+	thresholds := args.Expect.thresholds()
 	for _, x := range expectations {
-		if v := known(e, x.attr); !v.IsNull() {
-			out = append(out, api.Detail{Key: "expect", Value: x.attr + " " + num(v)})
+		if f, ok := thresholds[x.attr]; ok {
+			out = append(out, api.Detail{Key: "expect", Value: x.attr + " " + strconv.FormatFloat(f, 'g', 6, 64)})
 		}
 	}
 	return out
-}
-
-// text is a string known at plan time, or "?".
-func text(v cty.Value) string {
-	if v.IsNull() || v.Type() != cty.String {
-		return "?"
-	}
-	return v.AsString()
 }

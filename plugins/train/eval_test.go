@@ -109,7 +109,7 @@ func TestValidateEval(t *testing.T) {
 		"accuracy above one": {body(map[string]cty.Value{"multiple_choice": obj(map[string]cty.Value{"path": cty.StringVal("q")}),
 			"expect": obj(map[string]cty.Value{"min_accuracy": cty.NumberFloatVal(50)})}), []string{"Invalid min_accuracy"}},
 		"bad sampling": {body(map[string]cty.Value{"generate": obj(map[string]cty.Value{"prompts": cty.StringVal("p"), "max_new_tokens": cty.NumberFloatVal(1.5),
-			"temperature": cty.NumberIntVal(-1), "top_p": cty.NumberIntVal(0)})}), []string{"Invalid max_new_tokens", "Invalid temperature", "Invalid top_p"}},
+			"temperature": cty.NumberIntVal(-1), "top_p": cty.NumberIntVal(0)})}), []string{"Not a whole number", "Invalid temperature", "Invalid top_p"}},
 		"unknown data": {body(map[string]cty.Value{"data": cty.UnknownVal(cty.DynamicPseudoType), "expect": obj(map[string]cty.Value{"max_valid_loss": cty.UnknownVal(cty.Number)})}), nil},
 	} {
 		t.Run(name, func(t *testing.T) {

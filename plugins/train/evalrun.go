@@ -143,13 +143,14 @@ type evalArgs struct {
 	Weights        string         `cty:"weights"`
 	Base           string         `cty:"base"`
 	Data           cty.Value      `cty:"data"`
-	Tokens         float64        `cty:"tokens"`
+	Tokens         *float64       `cty:"tokens"`
 	Seed           float64        `cty:"seed"`
 	Device         string         `cty:"device"`
 	Tokenizer      *tokenizerArgs `cty:"tokenizer"`
 	MultipleChoice *choicesArgs   `cty:"multiple_choice"`
 	Generate       *generateArgs  `cty:"generate"`
 	Expect         expectArgs     `cty:"expect"`
+	Unknown        sdk.Unknowns
 }
 
 type tokenizerArgs struct {
@@ -193,31 +194,26 @@ func (e expectArgs) thresholds() map[string]float64 {
 // decodeEvalArgs reads an eval stage body over the defaults of what it
 // leaves out, as docs/training.md lists them.
 func decodeEvalArgs(c cty.Value) (evalArgs, api.Diagnostics) {
-	d := defaultArgs()
-	args := evalArgs{Model: d.Model, Layout: d.Layout, Hardware: d.Hardware, Data: d.Data, Seed: defaultSeed, Device: deviceCUDA}
 	if diags := checkMeta(c); diags.HasErrors() {
+		args, _ := readEvalArgs(cty.EmptyObjectVal)
 		return args, diags
 	}
-	diags := sdk.Decode(c, &args)
-	if args.Generate != nil && !hasAttr(c, "generate", "max_new_tokens") {
-		args.Generate.MaxNewTokens = defaultNewToks
-	}
-	if args.Generate != nil && !hasAttr(c, "generate", "top_p") {
-		args.Generate.TopP = 1
-	}
-	return args, diags
+	return readEvalArgs(c)
 }
 
-// hasAttr tells whether the body sets block.attr.
-func hasAttr(c cty.Value, block, attr string) bool {
-	return !known(known(c, block), attr).IsNull()
+// readEvalArgs reads what the body holds over the defaults.
+func readEvalArgs(c cty.Value) (evalArgs, api.Diagnostics) {
+	d := defaultArgs()
+	args := evalArgs{Model: d.Model, Layout: d.Layout, Hardware: d.Hardware, Data: d.Data, Seed: defaultSeed, Device: deviceCUDA,
+		Generate: &generateArgs{MaxNewTokens: defaultNewToks, TopP: 1}}
+	return args, sdk.Decode(c, &args)
 }
 
 // decodeEval reads the stage body.
 func decodeEval(req *api.ApplyRequest, runDir string) (*evalRun, hardwareConfig, api.Diagnostics) {
 	args, diags := decodeEvalArgs(req.Config)
 	run := &evalRun{cfg: evalConfig{Stage: req.Type + "." + req.Name, Model: args.Model, Layout: args.Layout,
-		Seed: int64(args.Seed), MaxTokens: int64(args.Tokens)}, expect: args.Expect.thresholds()}
+		Seed: int64(args.Seed), MaxTokens: int64(value(args.Tokens))}, expect: args.Expect.thresholds()}
 	if diags.HasErrors() {
 		return run, args.Hardware, diags
 	}

@@ -102,8 +102,8 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 		Stage: req.Type + "." + req.Name, Type: req.Type,
 		Model: args.Model, Layout: args.Layout,
 		LR: args.LR, MinLR: args.LR / 10, Schedule: args.Schedule,
-		WarmupSteps: int64(args.WarmupSteps), WeightDecay: args.WeightDecay,
-		Seed: int64(args.Seed), CheckpointEvery: int64(args.CheckpointEvery),
+		WarmupSteps: int64(value(args.WarmupSteps)), WeightDecay: args.WeightDecay,
+		Seed: int64(args.Seed), CheckpointEvery: int64(value(args.CheckpointEvery)),
 		Checkpoint: os.Getenv("GPUFLOW_TRAIN_CHECKPOINT") != "0", KeepCheckpoints: defaultKeepCheckpoints,
 		Compile: args.Framework != frameworkEager && os.Getenv("GPUFLOW_TRAIN_COMPILE") != "0",
 		LoRA:    args.LoRA, Merge: args.Merge,
@@ -173,14 +173,14 @@ func checkRun(cfg runConfig) api.Diagnostics {
 // stepBudget is the optimizer step budget: steps, or train_tokens rounded
 // up to whole global batches.
 func stepBudget(args stageArgs, m modelConfig, l api.Layout) int64 {
-	if args.Steps > 0 {
-		return int64(math.Ceil(args.Steps))
+	if value(args.Steps) > 0 {
+		return int64(math.Ceil(*args.Steps))
 	}
 	perStep := float64(l.GlobalBatch) * float64(m.SeqLen)
-	if args.TrainTokens <= 0 || perStep <= 0 {
+	if value(args.TrainTokens) <= 0 || perStep <= 0 {
 		return 0
 	}
-	return int64(math.Ceil(args.TrainTokens / perStep))
+	return int64(math.Ceil(*args.TrainTokens / perStep))
 }
 
 // processes places the layout's ranks on nodes: one process per GPU, or

@@ -117,7 +117,11 @@ func TestRuleTable(t *testing.T) {
 	h := sha256.New()
 	for _, c := range combinations() {
 		var refused []string
-		for _, d := range planRules(caseBody(c)) {
+		args, diags := decodeArgs(caseBody(c))
+		if diags.HasErrors() {
+			t.Fatalf("%v: %v", c, diags)
+		}
+		for _, d := range planRules(args) {
 			refused = append(refused, strings.SplitN(strings.TrimPrefix(d.Summary, "Trainer rule "), ":", 2)[0])
 		}
 		for _, r := range refused {

@@ -67,9 +67,9 @@ func export(e *exportArgs, workDir string, cfg *runConfig) api.Diagnostics {
 	}
 	at := cty.GetAttrPath("export")
 	var diags, d api.Diagnostics
-	cfg.ExportHF, d = absPath(at.GetAttr("hf"), workDir, e.HF)
+	cfg.ExportHF, d = absPath(at.GetAttr("hf"), workDir, str(e.HF))
 	diags = append(diags, d...)
-	cfg.ExportPEFT, d = absPath(at.GetAttr("peft"), workDir, e.PEFT)
+	cfg.ExportPEFT, d = absPath(at.GetAttr("peft"), workDir, str(e.PEFT))
 	diags = append(diags, d...)
 	cfg.ExportTokenizer, d = absPath(at.GetAttr("tokenizer"), workDir, e.Tokenizer)
 	diags = append(diags, d...)
@@ -77,4 +77,12 @@ func export(e *exportArgs, workDir string, cfg *runConfig) api.Diagnostics {
 		cfg.ExportTokenizer = cfg.Model.HF
 	}
 	return diags
+}
+
+// str is *p, or "" where the body sets nothing.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

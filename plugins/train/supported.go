@@ -1,8 +1,6 @@
 package train
 
 import (
-	"github.com/zclconf/go-cty/cty"
-
 	"github.com/gpuflow/gpuflow/plugins/api"
 )
 
@@ -15,17 +13,9 @@ func checkSupported(m modelConfig, l api.Layout, lora *loraConfig, device string
 // planRules checks the rule table at plan time, once the stage's model and
 // layout are known (an auto layout's after its search). A stage planned
 // for another framework is sized, not run, so the table does not apply.
-func planRules(c cty.Value) api.Diagnostics {
-	model, layout := known(c, "model"), known(c, "layout")
-	if model.IsNull() || layout.IsNull() || !model.IsWhollyKnown() || !layout.IsWhollyKnown() {
+func planRules(args stageArgs) api.Diagnostics {
+	if args.Unknown.Attr("model") || args.Unknown.Attr("layout") || !runnable(args.Framework) {
 		return nil
-	}
-	if f := known(c, "framework"); !f.IsNull() && !runnable(f.AsString()) {
-		return nil
-	}
-	args, diags := decodeArgs(c)
-	if diags.HasErrors() {
-		return diags
 	}
 	return checkRules(stageFacts(args.Model, args.Layout, args.LoRA != nil, args.Device))
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -30,7 +32,7 @@ const (
 // when given, else the valid split that the data_prep stage wrote beside
 // the training shards. A stage with neither trains without validation.
 func validation(args stageArgs, workDir string, cfg *runConfig) api.Diagnostics {
-	cfg.EvalEvery = int64(args.EvalEvery)
+	cfg.EvalEvery = int64(value(args.EvalEvery))
 	cfg.EvalBatches = int64(args.EvalBatches)
 	if !args.ValidData.IsNull() {
 		prefixes, err := dataPrefixes(args.ValidData, workDir)
@@ -56,12 +58,15 @@ func validation(args stageArgs, workDir string, cfg *runConfig) api.Diagnostics 
 
 // validateValidationCounts: eval_every and eval_batches count steps and batches, so
 // they are whole numbers (validate checks that they are above zero).
-func validateValidationCounts(c cty.Value) api.Diagnostics {
+func validateValidationCounts(args stageArgs) api.Diagnostics {
 	var diags api.Diagnostics
-	for _, attr := range []string{"eval_every", "eval_batches"} {
-		if v := known(c, attr); !v.IsNull() && v.Type() == cty.Number && !v.AsBigFloat().IsInt() {
+	for _, c := range []struct {
+		attr string
+		v    float64
+	}{{"eval_every", value(args.EvalEvery)}, {"eval_batches", args.EvalBatches}} {
+		if attr, v := c.attr, c.v; v != math.Trunc(v) {
 			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid " + attr, Path: cty.GetAttrPath(attr),
-				Detail: fmt.Sprintf("%s must be a whole number, such as %s.", attr, v.AsBigFloat().Text('f', 0))})
+				Detail: fmt.Sprintf("%s must be a whole number, such as %s.", attr, strconv.FormatFloat(v, 'f', 0, 64))})
 		}
 	}
 	return diags

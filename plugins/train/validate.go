@@ -2,10 +2,14 @@ package train
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 var schedules = map[string]bool{"cosine": true, "linear": true, "constant": true}
@@ -36,55 +40,66 @@ func plannedOnly(framework string, sev api.Severity) api.Diagnostic {
 			framework, framework, framework)}
 }
 
+// validate checks a training stage body: what is known of it, as
+// decoded, against what the schema cannot say.
 func validate(stageType string, c cty.Value) api.Diagnostics {
-	var diags api.Diagnostics
+	args, diags := readArgs(c)
 	bad := func(attr, summary, detail string) {
 		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: summary, Detail: detail, Path: cty.GetAttrPath(attr)})
 	}
-	steps, tokens := known(c, "steps"), known(c, "train_tokens")
-	if steps.IsNull() && tokens.IsNull() && c.GetAttr("steps").IsKnown() && c.GetAttr("train_tokens").IsKnown() {
+	if args.Steps == nil && args.TrainTokens == nil && !args.Unknown.Attr("steps") && !args.Unknown.Attr("train_tokens") {
 		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "No training budget",
 			Detail: fmt.Sprintf("A %s stage needs steps or train_tokens; set one of them.", stageType)})
 	}
-	if !steps.IsNull() && !tokens.IsNull() {
+	if args.Steps != nil && args.TrainTokens != nil {
 		bad("train_tokens", "Two training budgets", "Set steps or train_tokens, not both.")
 	}
-	for _, attr := range []string{"steps", "train_tokens", "lr", "checkpoint_every", "eval_every", "eval_batches"} {
-		if v := known(c, attr); !v.IsNull() && v.AsBigFloat().Sign() <= 0 {
-			bad(attr, "Invalid "+attr, attr+" must be greater than zero.")
+	lr := &args.LR
+	if args.Unknown.Attr("lr") {
+		lr = nil
+	}
+	for _, p := range []struct {
+		attr string
+		v    *float64
+	}{{"steps", args.Steps}, {"train_tokens", args.TrainTokens}, {"lr", lr}, {"checkpoint_every", args.CheckpointEvery},
+		{"eval_every", args.EvalEvery}, {"eval_batches", &args.EvalBatches}} {
+		if p.v != nil && *p.v <= 0 {
+			bad(p.attr, "Invalid "+p.attr, p.attr+" must be greater than zero.")
 		}
 	}
-	if v := known(c, "warmup_steps"); !v.IsNull() && v.AsBigFloat().Sign() < 0 {
+	if value(args.WarmupSteps) < 0 {
 		bad("warmup_steps", "Invalid warmup_steps", "warmup_steps must be zero or more.")
 	}
-	if v := known(c, "schedule"); !v.IsNull() && !schedules[v.AsString()] {
-		bad("schedule", "Unknown schedule", fmt.Sprintf("schedule %q is not one of cosine, linear, constant.", v.AsString()))
+	if !schedules[args.Schedule] {
+		bad("schedule", "Unknown schedule", fmt.Sprintf("schedule %q is not one of cosine, linear, constant.", args.Schedule))
 	}
-	if v := known(c, "framework"); !v.IsNull() && !frameworks[v.AsString()] {
-		bad("framework", "Unknown framework", fmt.Sprintf("framework %q is not one of gpuflow, gpuflow-eager, pytorch-eager, fsdp2, megatron.", v.AsString()))
-	} else if !v.IsNull() && !runnable(v.AsString()) {
-		diags = append(diags, plannedOnly(v.AsString(), api.Warning))
+	if !frameworks[args.Framework] {
+		bad("framework", "Unknown framework", fmt.Sprintf("framework %q is not one of gpuflow, gpuflow-eager, pytorch-eager, fsdp2, megatron.", args.Framework))
+	} else if !runnable(args.Framework) {
+		diags = append(diags, plannedOnly(args.Framework, api.Warning))
 	}
-	if v := known(c, "device"); !v.IsNull() && v.AsString() != deviceCUDA && v.AsString() != deviceCPU {
-		bad("device", "Unknown device", fmt.Sprintf("device %q is not %q or %q.", v.AsString(), deviceCUDA, deviceCPU))
+	if args.Device != deviceCUDA && args.Device != deviceCPU {
+		bad("device", "Unknown device", fmt.Sprintf("device %q is not %q or %q.", args.Device, deviceCUDA, deviceCPU))
 	}
-	diags = append(diags, validateValidationCounts(c)...)
+	diags = append(diags, validateValidationCounts(args)...)
 	if stageType == "finetune" {
-		diags = append(diags, validateLoRA(c.GetAttr("lora"))...)
+		diags = append(diags, validateLoRA(args.LoRA, args.Unknown)...)
 	}
-	diags = append(diags, validateExport(stageType, c)...)
-	return append(diags, planRules(c)...)
+	diags = append(diags, validateExport(stageType, args)...)
+	if diags.HasErrors() || checkMeta(c).HasErrors() {
+		return diags
+	}
+	return append(diags, planRules(args)...)
 }
 
 // validateExport: an export block names at least one folder, a pretrain
 // has no adapters to export, and a finetune's whole model is its merged one.
-func validateExport(stageType string, c cty.Value) api.Diagnostics {
-	e := known(c, "export")
-	if e.IsNull() {
+func validateExport(stageType string, args stageArgs) api.Diagnostics {
+	e := args.Export
+	if e == nil {
 		return nil
 	}
 	path := cty.GetAttrPath("export")
-	hf, peft := known(e, "hf"), known(e, "peft")
 	fail := func(attr, summary, detail string) api.Diagnostics {
 		p := path
 		if attr != "" {
@@ -93,100 +108,81 @@ func validateExport(stageType string, c cty.Value) api.Diagnostics {
 		return api.Diagnostics{{Severity: api.Error, Summary: summary, Detail: detail, Path: p}}
 	}
 	switch {
-	case hf.IsNull() && peft.IsNull() && e.GetAttr("hf").IsKnown() && e.GetAttr("peft").IsKnown():
+	case e.HF == nil && e.PEFT == nil && !args.Unknown.Has(path.GetAttr("hf")) && !args.Unknown.Has(path.GetAttr("peft")):
 		return fail("", "Nothing to export", "An export block names the folder to write: hf (the model) or, for a finetune, peft (the adapters).")
-	case stageType == "pretrain" && !peft.IsNull():
+	case stageType == "pretrain" && e.PEFT != nil:
 		return fail("peft", "No adapters to export", "A pretrain stage trains no LoRA adapters; export its model with hf = \"PATH\".")
-	case stageType == "finetune" && !hf.IsNull() && !boolAttr(c, "merge"):
+	case stageType == "finetune" && e.HF != nil && !args.Merge:
 		return fail("hf", "Exporting the whole model needs merge = true", "A finetune's model is its base plus the adapters; set merge = true to export them merged into one Hugging Face folder, or export the adapters alone with peft = \"PATH\".")
 	}
 	return nil
 }
 
-func boolAttr(c cty.Value, attr string) bool {
-	v := known(c, attr)
-	return !v.IsNull() && v.Type() == cty.Bool && v.True()
-}
-
-func validateLoRA(l cty.Value) api.Diagnostics {
-	if l.IsNull() || !l.IsKnown() {
+// validateLoRA checks the lora block's known values.
+func validateLoRA(l *loraConfig, unknown sdk.Unknowns) api.Diagnostics {
+	if l == nil {
 		return nil
 	}
 	var diags api.Diagnostics
-	for _, attr := range []string{"rank", "alpha"} {
-		v := l.GetAttr(attr)
-		if v.IsKnown() && !v.IsNull() && (v.AsBigFloat().Sign() <= 0 || !v.AsBigFloat().IsInt()) {
-			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid LoRA " + attr,
-				Detail: attr + " must be a positive whole number.", Path: cty.GetAttrPath("lora").GetAttr(attr)})
+	at := cty.GetAttrPath("lora")
+	for _, p := range []struct {
+		attr string
+		v    float64
+	}{{"rank", float64(l.Rank)}, {"alpha", l.Alpha}} {
+		if !unknown.Has(at.GetAttr(p.attr)) && (p.v <= 0 || p.v != math.Trunc(p.v)) {
+			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid LoRA " + p.attr,
+				Detail: p.attr + " must be a positive whole number.", Path: at.GetAttr(p.attr)})
 		}
 	}
-	if d := l.GetAttr("dropout"); d.IsKnown() && !d.IsNull() {
-		f, _ := d.AsBigFloat().Float64()
-		if f < 0 || f >= 1 {
-			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid LoRA dropout",
-				Detail: "dropout must be at least 0 and below 1.", Path: cty.GetAttrPath("lora").GetAttr("dropout")})
-		}
+	if l.Dropout < 0 || l.Dropout >= 1 {
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid LoRA dropout",
+			Detail: "dropout must be at least 0 and below 1.", Path: at.GetAttr("dropout")})
 	}
-	if t := l.GetAttr("targets"); t.IsKnown() && !t.IsNull() && t.LengthInt() == 0 {
+	if l.Targets != nil && len(l.Targets) == 0 {
 		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "No LoRA targets",
-			Detail: "targets must name at least one module, e.g. [\"q_proj\", \"v_proj\"].", Path: cty.GetAttrPath("lora").GetAttr("targets")})
+			Detail: "targets must name at least one module, e.g. [\"q_proj\", \"v_proj\"].", Path: at.GetAttr("targets")})
 	}
 	return diags
 }
 
-// known returns the attribute, or null when it is absent or not yet known.
-func known(c cty.Value, attr string) cty.Value {
-	if c.IsNull() || !c.IsKnown() || !c.Type().IsObjectType() || !c.Type().HasAttribute(attr) {
-		return cty.NullVal(cty.DynamicPseudoType)
+// value is *p, or 0 where the body sets nothing.
+func value(p *float64) float64 {
+	if p == nil {
+		return 0
 	}
-	v := c.GetAttr(attr)
-	if !v.IsKnown() || v.IsNull() {
-		return cty.NullVal(cty.DynamicPseudoType)
-	}
-	return v
+	return *p
 }
 
+// details describe a training stage in the plan; "?" stands for what is
+// known only at apply time.
 func details(c cty.Value) []api.Detail {
+	args, _ := readArgs(c)
+	num := func(v float64, path cty.Path) string {
+		if args.Unknown.Has(path) {
+			return "?"
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
 	var out []api.Detail
-	if v := known(c, "steps"); !v.IsNull() {
-		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s steps", num(v))})
+	if args.Steps != nil {
+		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s steps", num(*args.Steps, nil))})
 	}
-	if v := known(c, "train_tokens"); !v.IsNull() {
-		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s tokens", num(v))})
+	if args.TrainTokens != nil {
+		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s tokens", num(*args.TrainTokens, nil))})
 	}
-	sched := "cosine"
-	if v := known(c, "schedule"); !v.IsNull() {
-		sched = v.AsString()
-	}
-	opt := fmt.Sprintf("AdamW, lr %s, %s schedule", num(known(c, "lr")), sched)
-	if v := known(c, "warmup_steps"); !v.IsNull() {
-		opt += fmt.Sprintf(", %s warm-up steps", num(v))
+	opt := fmt.Sprintf("AdamW, lr %s, %s schedule", num(args.LR, cty.GetAttrPath("lr")), args.Schedule)
+	if args.WarmupSteps != nil {
+		opt += fmt.Sprintf(", %s warm-up steps", num(*args.WarmupSteps, nil))
 	}
 	out = append(out, api.Detail{Key: "optimizer", Value: opt})
-	if l := known(c, "lora"); !l.IsNull() {
-		out = append(out, api.Detail{Key: "lora", Value: fmt.Sprintf("rank %s, alpha %s, targets %s",
-			num(l.GetAttr("rank")), num(l.GetAttr("alpha")), list(l.GetAttr("targets")))})
-	}
-	return out
-}
-
-func num(v cty.Value) string {
-	if v.IsNull() || !v.IsKnown() {
-		return "?"
-	}
-	return v.AsBigFloat().Text('g', 6)
-}
-
-func list(v cty.Value) string {
-	if v.IsNull() || !v.IsKnown() {
-		return "?"
-	}
-	out := ""
-	for i, e := range v.AsValueSlice() {
-		if i > 0 {
-			out += ", "
+	if l := args.LoRA; l != nil {
+		at := cty.GetAttrPath("lora")
+		targets := strings.Join(l.Targets, ", ")
+		if args.Unknown.Has(at.GetAttr("targets")) {
+			targets = "?"
 		}
-		out += e.AsString()
+		out = append(out, api.Detail{Key: "lora", Value: fmt.Sprintf("rank %s, alpha %s, targets %s",
+			num(float64(l.Rank), at.GetAttr("rank")), num(l.Alpha, at.GetAttr("alpha")), targets)})
 	}
 	return out
 }
