@@ -152,12 +152,10 @@ func evalDetails(c cty.Value) []api.Detail {
 		return s
 	}
 	var out []api.Detail
-	if !args.Data.IsNull() || args.Unknown.Attr("data") {
+	if !args.Data.IsNull() {
 		budget := "all tokens"
 		if args.Tokens != nil {
 			budget = strconv.FormatFloat(*args.Tokens, 'g', 6, 64) + " tokens"
-		} else if args.Unknown.Attr("tokens") {
-			budget = "? tokens"
 		}
 		out = append(out, api.Detail{Key: "loss", Value: "on shards, " + budget})
 	}

@@ -165,14 +165,14 @@ func details(c cty.Value) []api.Detail {
 	}
 	var out []api.Detail
 	if args.Steps != nil {
-		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s steps", num(*args.Steps, nil))})
+		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s steps", num(*args.Steps, cty.GetAttrPath("steps")))})
 	}
 	if args.TrainTokens != nil {
-		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s tokens", num(*args.TrainTokens, nil))})
+		out = append(out, api.Detail{Key: "budget", Value: fmt.Sprintf("%s tokens", num(*args.TrainTokens, cty.GetAttrPath("train_tokens")))})
 	}
 	opt := fmt.Sprintf("AdamW, lr %s, %s schedule", num(args.LR, cty.GetAttrPath("lr")), args.Schedule)
 	if args.WarmupSteps != nil {
-		opt += fmt.Sprintf(", %s warm-up steps", num(*args.WarmupSteps, nil))
+		opt += fmt.Sprintf(", %s warm-up steps", num(*args.WarmupSteps, cty.GetAttrPath("warmup_steps")))
 	}
 	out = append(out, api.Detail{Key: "optimizer", Value: opt})
 	if l := args.LoRA; l != nil {
