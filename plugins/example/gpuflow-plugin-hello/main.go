@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -74,40 +75,35 @@ func (hello) Schema(context.Context) (*api.Schema, error) {
 	}, nil
 }
 
-// config is a decoded stage body.
+// config is a hello stage body, over the defaults of what it leaves out.
 type config struct {
-	name, greeting, file string
+	Name     string `cty:"name"`
+	Greeting string `cty:"greeting"`
+	File     string `cty:"file"`
+	// Unknown lists what is known only at apply time (at plan time, a value
+	// from another stage's outputs); it is not checked.
+	Unknown sdk.Unknowns
 }
 
-// decode reads the body and says what is wrong with it; unknown values
-// (plan time) are left empty and not checked.
+// decode reads the body and says what is wrong with it.
 func decode(body cty.Value) (config, api.Diagnostics) {
-	cfg := config{greeting: "Hello", file: "greeting.txt"}
-	var diags api.Diagnostics
-	if v := body.GetAttr("name"); v.IsKnown() && !v.IsNull() {
-		cfg.name = v.AsString()
-		if cfg.name == "" {
-			diags = append(diags, api.Diagnostic{
-				Severity: api.Error,
-				Summary:  "Empty name",
-				Detail:   "A greeting needs someone to greet: give name a value.",
-				Path:     cty.GetAttrPath("name"),
-			})
-		}
+	cfg := config{Greeting: "Hello", File: "greeting.txt"}
+	diags := sdk.Decode(body, &cfg)
+	if cfg.Name == "" && !cfg.Unknown.Attr("name") {
+		diags = append(diags, api.Diagnostic{
+			Severity: api.Error,
+			Summary:  "Empty name",
+			Detail:   "A greeting needs someone to greet: give name a value.",
+			Path:     cty.GetAttrPath("name"),
+		})
 	}
-	if v := body.GetAttr("greeting"); v.IsKnown() && !v.IsNull() {
-		cfg.greeting = v.AsString()
-	}
-	if v := body.GetAttr("file"); v.IsKnown() && !v.IsNull() {
-		cfg.file = v.AsString()
-		if !filepath.IsLocal(cfg.file) {
-			diags = append(diags, api.Diagnostic{
-				Severity: api.Error,
-				Summary:  "File outside the run directory",
-				Detail:   fmt.Sprintf("%q must be a relative path that stays inside the stage's run directory.", cfg.file),
-				Path:     cty.GetAttrPath("file"),
-			})
-		}
+	if !filepath.IsLocal(cfg.File) {
+		diags = append(diags, api.Diagnostic{
+			Severity: api.Error,
+			Summary:  "File outside the run directory",
+			Detail:   fmt.Sprintf("%q must be a relative path that stays inside the stage's run directory.", cfg.File),
+			Path:     cty.GetAttrPath("file"),
+		})
 	}
 	return cfg, diags
 }
@@ -126,29 +122,37 @@ func (hello) PlanStage(_ context.Context, req *api.StageRequest) (*api.PlanRespo
 	}
 	cfg, diags := decode(req.Config)
 	return &api.PlanResponse{
-		Details:     []api.Detail{{Key: "greeting", Value: cfg.message()}, {Key: "file", Value: cfg.file}},
+		Details:     []api.Detail{{Key: "greeting", Value: cfg.message()}, {Key: "file", Value: cfg.File}},
 		Diagnostics: diags,
 	}, nil
 }
 
-func (c config) message() string { return fmt.Sprintf("%s, %s!\n", c.greeting, c.name) }
+func (c config) message() string { return fmt.Sprintf("%s, %s!\n", c.Greeting, c.Name) }
 
-// trainSummary names the model, the layout's degrees and the budget a
-// hello_train stage received: the meta-arguments arrive in its config,
-// resolved by the engine, like its own arguments.
+// named is what a hello_train stage reads of a meta-argument's value.
+type named struct {
+	Name string `cty:"name"`
+}
+
+// trainBody is a hello_train body: the meta-arguments arrive in its
+// config, resolved by the engine, like its own arguments.
+type trainBody struct {
+	Model    named    `cty:"model"`
+	Layout   named    `cty:"layout"`
+	Hardware named    `cty:"hardware"`
+	Tokens   *float64 `cty:"tokens"`
+}
+
+// trainSummary names the model, the layout and hardware and the budget a
+// hello_train stage received; "?" stands for what is not known yet.
 func trainSummary(body cty.Value) string {
-	name := func(v cty.Value) string {
-		if v.IsKnown() && !v.IsNull() && v.Type().IsObjectType() && v.Type().HasAttribute("name") {
-			return v.GetAttr("name").AsString()
-		}
-		return "?"
-	}
+	b := trainBody{Model: named{"?"}, Layout: named{"?"}, Hardware: named{"?"}}
+	sdk.Decode(body, &b) // the engine checked the meta-arguments; the schema, tokens
 	tokens := "?"
-	if v := body.GetAttr("tokens"); v.IsKnown() && !v.IsNull() {
-		tokens = v.AsBigFloat().Text('g', 4)
+	if b.Tokens != nil {
+		tokens = strconv.FormatFloat(*b.Tokens, 'g', 4, 64)
 	}
-	return fmt.Sprintf("model %s with layout %s on %s, %s tokens", name(body.GetAttr("model")), name(body.GetAttr("layout")),
-		name(body.GetAttr("hardware")), tokens)
+	return fmt.Sprintf("model %s with layout %s on %s, %s tokens", b.Model.Name, b.Layout.Name, b.Hardware.Name, tokens)
 }
 
 func (hello) ApplyStage(_ context.Context, req *api.ApplyRequest, sink api.EventSink) (*api.ApplyResponse, error) {
@@ -159,7 +163,7 @@ func (hello) ApplyStage(_ context.Context, req *api.ApplyRequest, sink api.Event
 	if diags.HasErrors() {
 		return &api.ApplyResponse{Diagnostics: diags}, nil
 	}
-	return writeResult(req, sink, "greeting", cfg.file, cfg.message(), "greeted "+cfg.name)
+	return writeResult(req, sink, "greeting", cfg.File, cfg.message(), "greeted "+cfg.Name)
 }
 
 // writeResult writes msg to file in the run directory, reports it as the
