@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gpuflow/gpuflow/engine/runlog"
+	"github.com/gpuflow/gpuflow/plugins/api/stats"
 )
 
 // training draws loss, throughput, MFU and memory per rank, and sets the
@@ -79,15 +79,12 @@ func (in stageInput) planTable() Table {
 	return t
 }
 
+// median is the series' median, and whether it has values.
 func median(s *runlog.Series) (float64, bool) {
 	if s == nil || len(s.Values) == 0 {
 		return 0, false
 	}
-	v := slices.Sorted(slices.Values(s.Values))
-	if n := len(v); n%2 == 0 {
-		return (v[n/2-1] + v[n/2]) / 2, true
-	}
-	return v[len(v)/2], true
+	return stats.Median(s.Values), true
 }
 
 // outputsTable lists the named numeric outputs the stage has.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuflow/gpuflow/plugins/api/stats"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/cluster"
 	"github.com/gpuflow/gpuflow/plugins/gpubench/node"
 )
@@ -129,7 +130,7 @@ func spreads(rows []GEMMRow) []GEMMSpread {
 				slowest = r
 			}
 		}
-		med := cluster.Median(tf)
+		med := stats.Median(tf)
 		s := GEMMSpread{DType: k.dtype, Size: k.size, MedianTFLOPS: med, SlowestGPU: slowest.GPU, SlowestTFLOPS: slowest.TFLOPS}
 		if med > 0 {
 			s.SlowestVsMedian = 1 - slowest.TFLOPS/med

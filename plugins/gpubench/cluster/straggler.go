@@ -3,6 +3,8 @@ package cluster
 import (
 	"cmp"
 	"slices"
+
+	"github.com/gpuflow/gpuflow/plugins/api/stats"
 )
 
 // DefaultMaxStragglerRatio is how much slower than the median a rank may
@@ -49,7 +51,7 @@ func Stragglers(nodes []NodeTimes, maxRatio float64) []Straggler {
 		for i, r := range ranks {
 			times[i] = r.seconds
 		}
-		med := Median(times)
+		med := stats.Median(times)
 		if med <= 0 {
 			continue
 		}
@@ -86,19 +88,4 @@ func groupTimes(nodes []NodeTimes) (map[collectiveKey][]rankTime, []collectiveKe
 		}
 	}
 	return groups, order
-}
-
-// Median is the middle of xs (the mean of the two middle values for an
-// even count), zero for none; xs is left as it was.
-func Median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
