@@ -82,6 +82,7 @@ type body struct {
 	OnError      string         `cty:"on_error"`
 	Workers      *big.Float     `cty:"workers"`
 	ShardTokens  *big.Float     `cty:"shard_tokens"`
+	Unknown      sdk.Unknowns
 }
 
 type tokenizerBody struct {
@@ -115,10 +116,16 @@ func decodeConfig(v cty.Value) (config, api.Diagnostics) {
 	if v.IsNull() || !v.IsKnown() {
 		return cfg, nil
 	}
-	known, pending := whollyKnown(v)
-	cfg.Pending = pending
 	var b body
-	d := &decoder{diags: sdk.Decode(known, &b)}
+	d := &decoder{diags: sdk.Decode(v, &b)}
+	pending := pendingAttrs(b.Unknown)
+	cfg.Pending = pending
+	if pending["tokenizer"] {
+		b.Tokenizer = nil // a block not wholly known keeps its defaults, as a value does
+	}
+	if pending["split"] {
+		b.Split = nil
+	}
 	if b.Inputs != nil {
 		cfg.Inputs = b.Inputs
 		if len(cfg.Inputs) == 0 {
@@ -145,17 +152,15 @@ func decodeConfig(v cty.Value) (config, api.Diagnostics) {
 	return cfg, d.diags
 }
 
-// whollyKnown is v with every attribute that is not wholly known set to
-// null, and the names of those attributes.
-func whollyKnown(v cty.Value) (cty.Value, map[string]bool) {
-	attrs, pending := map[string]cty.Value{}, map[string]bool{}
-	for name, a := range v.AsValueMap() {
-		if !a.IsWhollyKnown() {
-			a, pending[name] = cty.NullVal(a.Type()), true
+// pendingAttrs names the attributes that hold a value not known yet.
+func pendingAttrs(unknown sdk.Unknowns) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range unknown {
+		if step, ok := firstStep(p); ok {
+			out[step.Name] = true
 		}
-		attrs[name] = a
 	}
-	return cty.ObjectVal(attrs), pending
+	return out
 }
 
 // decodeRun reads how the stage runs: seed, shuffle, errors, threads and
@@ -344,4 +349,12 @@ func describeSplit(splits map[string]float64) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+func firstStep(p cty.Path) (cty.GetAttrStep, bool) {
+	if len(p) == 0 {
+		return cty.GetAttrStep{}, false
+	}
+	step, ok := p[0].(cty.GetAttrStep)
+	return step, ok
 }

@@ -52,7 +52,7 @@ func (p *Provider) ValidateStage(_ context.Context, req *api.StageRequest) (api.
 // checkChatTemplate compiles the chat template of format "chat" where its
 // file exists already.
 func checkChatTemplate(req *api.StageRequest, cfg config) api.Diagnostics {
-	if cfg.Format != input.FormatChat || !req.Config.GetAttr("tokenizer").IsWhollyKnown() || !req.Config.GetAttr("chat_template").IsKnown() {
+	if cfg.Format != input.FormatChat || cfg.Pending["tokenizer"] || cfg.Pending["chat_template"] {
 		return nil
 	}
 	path, attr := chatTemplatePath(req.WorkDir, cfg)
