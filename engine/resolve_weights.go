@@ -12,6 +12,7 @@ import (
 	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/engine/model/hf"
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // checkWeights checks the folders of weights a stage starts from (its
@@ -48,14 +49,13 @@ func (p *planner) checkWeights(n *stageNode, sp *StagePlan, config cty.Value) hc
 
 // knownPath is the string value of attribute name, where it is known.
 func knownPath(config cty.Value, name string) (string, bool) {
-	if !config.Type().HasAttribute(name) {
+	var w struct {
+		Path string `cty:"weights"`
+	}
+	if diags := sdk.Decode(renamed(config, map[string]string{"weights": name}), &w); diags.HasErrors() || w.Path == "" {
 		return "", false
 	}
-	v := config.GetAttr(name)
-	if !v.IsKnown() || v.IsNull() || v.Type() != cty.String || v.AsString() == "" {
-		return "", false
-	}
-	return v.AsString(), true
+	return w.Path, true
 }
 
 // folderProblem says what is wrong with the Hugging Face folder at path
