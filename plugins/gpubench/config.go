@@ -208,10 +208,11 @@ type Hardware struct {
 // hardwareArg is the hardware meta-argument as the body holds it: first
 // as it is, to refuse what is no profile, then as the profile.
 type hardwareArg struct {
-	Value   cty.Value `cty:"hardware"`
-	Unknown sdk.Unknowns
+	Value cty.Value `cty:"hardware"`
 }
 
+// hardwareProfile is the profile over its defaults, nil where the body
+// names none or it is not known yet.
 type hardwareProfile struct {
 	Profile *Hardware `cty:"hardware"`
 	Unknown sdk.Unknowns

@@ -83,7 +83,7 @@ func validate(stageType string, c cty.Value) api.Diagnostics {
 	}
 	diags = append(diags, validateValidationCounts(args)...)
 	if stageType == "finetune" {
-		diags = append(diags, validateLoRA(args.LoRA, args.Unknown)...)
+		diags = append(diags, validateLoRA(args.LoRA, append(args.Unknown, errorPaths(diags)...))...)
 	}
 	diags = append(diags, validateExport(stageType, args)...)
 	if diags.HasErrors() || checkMeta(c).HasErrors() {
@@ -118,8 +118,21 @@ func validateExport(stageType string, args stageArgs) api.Diagnostics {
 	return nil
 }
 
-// validateLoRA checks the lora block's known values.
-func validateLoRA(l *loraConfig, unknown sdk.Unknowns) api.Diagnostics {
+// errorPaths are the paths of the errors in diags, whose values are not
+// checked again.
+func errorPaths(diags api.Diagnostics) []cty.Path {
+	var out []cty.Path
+	for _, d := range diags {
+		if d.Severity == api.Error && len(d.Path) > 0 {
+			out = append(out, d.Path)
+		}
+	}
+	return out
+}
+
+// validateLoRA checks the lora block's values but those in skip (not
+// known yet, or already reported).
+func validateLoRA(l *loraConfig, skip sdk.Unknowns) api.Diagnostics {
 	if l == nil {
 		return nil
 	}
@@ -129,7 +142,7 @@ func validateLoRA(l *loraConfig, unknown sdk.Unknowns) api.Diagnostics {
 		attr string
 		v    float64
 	}{{"rank", float64(l.Rank)}, {"alpha", l.Alpha}} {
-		if !unknown.Has(at.GetAttr(p.attr)) && (p.v <= 0 || p.v != math.Trunc(p.v)) {
+		if !skip.Has(at.GetAttr(p.attr)) && (p.v <= 0 || p.v != math.Trunc(p.v)) {
 			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid LoRA " + p.attr,
 				Detail: p.attr + " must be a positive whole number.", Path: at.GetAttr(p.attr)})
 		}
