@@ -111,6 +111,39 @@ func TestTemplateFunctions(t *testing.T) {
 	}
 }
 
+// TestPythonSemantics covers where gonja's own behaviour parts from
+// Python's and real templates depend on Python's.
+func TestPythonSemantics(t *testing.T) {
+	c, err := Parse([]byte(`{"tools":[{"function":{"name":"f","description":"d","parameters":{"type":"object","properties":{}}}}],` +
+		`"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, source, want string }{
+		{"last of one item", `{{ (messages | selectattr("role", "equalto", "user") | list)[-1].content }}`, "a"},
+		{"last of two", `{{ messages[-1].content }}{{ messages[-2].content }}`, "ba"},
+		{"past the start", `{{ messages[-3] is defined }}`, "False"},
+		{"set from the end", `{% set u = [messages[0]] %}{% set last = u[-1] %}{{ last == messages[0] }}`, "True"},
+		{"items in record order", `{% for k, v in tools[0].function.items() %}{{ k }},{% endfor %}`, "name,description,parameters,"},
+		{"keys and values", `{{ tools[0].function.keys() | join(",") }} {{ tools[0].function.parameters.values() | first }}`, "name,description,parameters object"},
+		{"nested tojson from items", `{% for k, v in tools[0].function.items() if k == "parameters" %}{{ v | tojson }}{% endfor %}`, `{"type": "object", "properties": {}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl, err := Compile(tc.source, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tmpl.Render(c, len(c.Messages), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("render (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // turnTemplate writes each turn as "role: content" and the end-of-text
 // token; its generation prompt is "assistant: ".
 const turnTemplate = `{% for m in messages %}{{ m.role }}: {{ m.content }}{{ eos_token }}

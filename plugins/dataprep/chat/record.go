@@ -20,9 +20,6 @@ const (
 type Conversation struct {
 	Messages []map[string]any
 	Tools    []any
-	// order remembers each object's keys as the record wrote them, since
-	// Python's json.dumps keeps that order and templates print tools with it.
-	order keyOrder
 }
 
 // shareGPTRoles maps ShareGPT "from" values to roles.
@@ -43,7 +40,7 @@ func Parse(data []byte) (*Conversation, error) {
 	if !ok {
 		return nil, errors.New("not a JSON object")
 	}
-	c := &Conversation{order: order}
+	c := &Conversation{}
 	if tools, ok := obj["tools"]; ok && tools != nil {
 		list, ok := tools.([]any)
 		if !ok {
@@ -62,6 +59,7 @@ func Parse(data []byte) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	remember(c, order)
 	return c, nil
 }
 

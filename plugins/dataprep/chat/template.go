@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -15,10 +16,6 @@ import (
 	"github.com/nikolalohinski/gonja/v2/exec"
 	"github.com/nikolalohinski/gonja/v2/loaders"
 )
-
-// keyOrderVar is the context entry through which tojson finds the
-// record's key order; no template names it.
-const keyOrderVar = "\x00key_order"
 
 // Template is a compiled chat template with the special tokens its
 // tokenizer configuration names. It is safe for concurrent use.
@@ -101,6 +98,9 @@ func Compile(source, bos, eos string) (*Template, error) {
 	if err := filters.Replace("tojson", toJSONFilter); err != nil {
 		return nil, err
 	}
+	if err := filters.Register(fromEndFilter, fromEndIndex); err != nil {
+		return nil, err
+	}
 	globals := exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables)
 	globals.Set("raise_exception", raiseException)
 	globals.Set("strftime_now", strftimeNow)
@@ -109,7 +109,10 @@ func Compile(source, bos, eos string) (*Template, error) {
 		Filters:           filters,
 		Tests:             builtins.Tests,
 		ControlStructures: builtins.ControlStructures,
-		Methods:           builtins.Methods,
+		Methods: exec.Methods{
+			Bool: builtins.Methods.Bool, Int: builtins.Methods.Int, Float: builtins.Methods.Float,
+			Str: builtins.Methods.Str, List: builtins.Methods.List, Dict: dictMethods(),
+		},
 	}
 	files, err := loaders.NewFileSystemLoader("")
 	if err != nil {
@@ -123,6 +126,7 @@ func Compile(source, bos, eos string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chat template does not parse: %w", err)
 	}
+	countFromEnd(tmpl.Root())
 	return &Template{tmpl: tmpl, BOS: bos, EOS: eos}, nil
 }
 
@@ -143,10 +147,12 @@ func (t *Template) Render(c *Conversation, n int, generationPrompt bool) (string
 		"add_generation_prompt": generationPrompt,
 		"bos_token":             t.BOS,
 		"eos_token":             t.EOS,
-		keyOrderVar:             c.order,
 	})
 	var b bytes.Buffer
-	if err := t.tmpl.Execute(&b, ctx); err != nil {
+	err := t.tmpl.Execute(&b, ctx)
+	// The record's key order lives as long as c (see remember).
+	runtime.KeepAlive(c)
+	if err != nil {
 		// gonja flattens errors into its call trace's text; the
 		// template's own reason is what the user needs.
 		if at := strings.Index(err.Error(), refusedPrefix); at >= 0 {

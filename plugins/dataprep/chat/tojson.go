@@ -12,28 +12,6 @@ import (
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
 
-// keyOrder maps a decoded object (by its map's identity) to its keys in
-// the order the record wrote them.
-type keyOrder map[uintptr][]string
-
-func (o keyOrder) set(m map[string]any, keys []string) {
-	o[reflect.ValueOf(m).Pointer()] = keys
-}
-
-// keys returns m's keys in record order, or in Go's sorted order for maps
-// the record did not hold.
-func (o keyOrder) keys(m reflect.Value) []string {
-	if keys, ok := o[m.Pointer()]; ok && len(keys) == m.Len() {
-		return keys
-	}
-	keys := make([]string, 0, m.Len())
-	for _, k := range m.MapKeys() {
-		keys = append(keys, fmt.Sprint(k.Interface()))
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // jsonStyle is json.dumps' layout: separators, indent and key sorting.
 type jsonStyle struct {
 	item, key string
@@ -45,7 +23,6 @@ type jsonStyle struct {
 // pyJSON writes v as Python's json.dumps(v, ensure_ascii=False) does,
 // which is what transformers' tojson filter calls.
 type pyJSON struct {
-	order keyOrder
 	style jsonStyle
 	b     strings.Builder
 }
@@ -87,7 +64,7 @@ func (p *pyJSON) value(v any, depth int) error {
 	case reflect.Slice, reflect.Array:
 		return p.list(rv, depth)
 	case reflect.Map:
-		return p.object(p.order.keys(rv), func(k string) any {
+		return p.object(recordKeys(rv), func(k string) any {
 			return rv.MapIndex(reflect.ValueOf(k)).Interface()
 		}, depth)
 	case reflect.Pointer, reflect.Interface:
@@ -234,9 +211,7 @@ func toJSONFilter(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 	if v, ok := params.KwArgs["sort_keys"]; ok {
 		style.sortKeys = v.IsTrue()
 	}
-	order, _ := e.Environment.Context.Get(keyOrderVar)
 	p := &pyJSON{style: style}
-	p.order, _ = order.(keyOrder)
 	if err := p.value(in.Interface(), 0); err != nil {
 		return exec.AsValue(exec.ErrInvalidCall(err))
 	}
