@@ -1,6 +1,8 @@
 package dataprep
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/parquet-go/parquet-go"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
@@ -280,9 +283,100 @@ func TestApplyWarnsOfEmptySplit(t *testing.T) {
 // TestApplyChat prepares chat records with a chat_template.jinja found
 // beside the tokenizer: the outputs name the loss masks and count the
 // trained tokens, and a bad record is skipped and counted.
+// chatRecords are the records TestApplyChat prepares, as JSONL lines and
+// as Parquet rows: a conversation, one without a reply (skipped), and a
+// ShareGPT one.
+var chatRecords = []string{
+	`{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello!"}]}`,
+	`{"messages":[{"role":"user","content":"Hi"}]}`,
+	`{"conversations":[{"from":"human","value":"Name a prime."},{"from":"gpt","value":"7"}]}`,
+}
+
+type chatTurn struct {
+	Role    string `parquet:"role"`
+	Content string `parquet:"content"`
+}
+
+type shareGPTTurn struct {
+	From  string `parquet:"from"`
+	Value string `parquet:"value"`
+}
+
+// writeChatParquet writes chatRecords as two Parquet files, since one file
+// has one conversation column: messages, or conversations.
+func writeChatParquet(t *testing.T, dir string) {
+	t.Helper()
+	type messagesRow struct {
+		Messages []chatTurn `parquet:"messages,list"`
+	}
+	type conversationsRow struct {
+		Conversations []shareGPTTurn `parquet:"conversations,list"`
+	}
+	writeRows(t, filepath.Join(dir, "chat-0.parquet"), []messagesRow{
+		{Messages: []chatTurn{{"user", "Hi"}, {"assistant", "Hello!"}}},
+		{Messages: []chatTurn{{"user", "Hi"}}},
+	})
+	writeRows(t, filepath.Join(dir, "chat-1.parquet"), []conversationsRow{
+		{Conversations: []shareGPTTurn{{"human", "Name a prime."}, {"gpt", "7"}}},
+	})
+}
+
+func writeRows[T any](t *testing.T, path string, rows []T) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := parquet.NewGenericWriter[T](f)
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeChatGzip(t *testing.T, path string) {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(strings.Join(chatRecords, "\n") + "\n"))
+	zw.Close()
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplyChat prepares the same conversations from JSONL, gzipped JSONL
+// and Parquet: the same documents, skips and trained tokens come out.
 func TestApplyChat(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	tests := map[string]struct {
+		inputs string
+		write  func(t *testing.T, dir string)
+	}{
+		"jsonl":    {`["chat.jsonl"]`, func(t *testing.T, dir string) { writeLines(t, filepath.Join(dir, "chat.jsonl"), chatRecords...) }},
+		"jsonl.gz": {`["chat.jsonl.gz"]`, func(t *testing.T, dir string) { writeChatGzip(t, filepath.Join(dir, "chat.jsonl.gz")) }},
+		"parquet":  {`["chat-*.parquet"]`, writeChatParquet},
+	}
+	trainedBy := map[string]int64{}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.write(t, dir)
+			trainedBy[name] = applyChat(t, dir, tc.inputs)
+		})
+	}
+	if trainedBy["jsonl"] != trainedBy["parquet"] || trainedBy["jsonl"] != trainedBy["jsonl.gz"] {
+		t.Errorf("trained tokens by input %v, want the same from each", trainedBy)
+	}
+}
+
+// applyChat prepares the chat records of inputs in dir and returns how many
+// tokens the masks train on.
+func applyChat(t *testing.T, dir, inputs string) int64 {
+	t.Helper()
 	tokDir := filepath.Join(dir, "tok")
 	os.Mkdir(tokDir, 0o755)
 	vocab, err := os.ReadFile(vocabPath(t, "gpt4o.tokenizer.json.gz"))
@@ -292,12 +386,8 @@ func TestApplyChat(t *testing.T) {
 	os.WriteFile(filepath.Join(tokDir, "tokenizer.json.gz"), vocab, 0o644)
 	os.WriteFile(filepath.Join(tokDir, "chat_template.jinja"), []byte(
 		"{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"), 0o644)
-	writeLines(t, filepath.Join(dir, "chat.jsonl"),
-		`{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello!"}]}`,
-		`{"messages":[{"role":"user","content":"Hi"}]}`,
-		`{"conversations":[{"from":"human","value":"Name a prime."},{"from":"gpt","value":"7"}]}`)
 	body := `
-inputs   = ["chat.jsonl"]
+inputs   = ` + inputs + `
 format   = "chat"
 on_error = "skip"
 tokenizer {
@@ -344,4 +434,5 @@ split {
 	if diff := cmp.Diff(want, got); diff != "" || trained == 0 {
 		t.Errorf("outputs (-want +got), %d trained tokens in the masks:\n%s", trained, diff)
 	}
+	return trained
 }

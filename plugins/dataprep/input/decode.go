@@ -19,7 +19,7 @@ const (
 	FormatTemplate Format = "template" // a JSON object per line, rendered through a template
 	FormatText     Format = "text"     // a whole plain-text file
 	FormatParquet  Format = "parquet"  // a string column of a Parquet file, a row per record
-	FormatChat     Format = "chat"     // a conversation (messages or conversations) per JSON line
+	FormatChat     Format = "chat"     // a conversation (messages or conversations) per JSON line or Parquet row
 )
 
 // Unit is what one record of the format is.
@@ -29,6 +29,8 @@ func (f Format) Unit() Unit {
 		return UnitFile
 	case FormatParquet:
 		return UnitRow
+	case FormatChat:
+		return UnitConversation
 	}
 	return UnitLine
 }
@@ -66,8 +68,9 @@ func NewTemplateDecoder(text string) (*Decoder, error) {
 	return &Decoder{format: FormatTemplate, tmpl: t, tmplText: text}, nil
 }
 
-// NewChatDecoder passes each JSON line through, checking it is UTF-8, for
-// the conversation it holds to be rendered by the model's chat template.
+// NewChatDecoder passes each JSON line, or each Parquet row written as
+// one, through, checking it is UTF-8, for the conversation it holds to be
+// rendered by the model's chat template.
 func NewChatDecoder() *Decoder { return &Decoder{format: FormatChat} }
 
 // NewTextDecoder passes plain text through, checking it is UTF-8.

@@ -60,6 +60,9 @@ const (
 	UnitLine Unit = iota + 1 // one record per non-blank line (JSONL)
 	UnitFile                 // one record per file (plain text)
 	UnitRow                  // one record per row of a Parquet column
+	// UnitConversation is one record per JSON line, or per row of a
+	// Parquet file (.parquet) as the JSON object a line would hold.
+	UnitConversation
 )
 
 // Reader streams the records of files in order. Files ending in .gz or .zst
@@ -98,11 +101,29 @@ func (r *Reader) Next() (Record, error) {
 		return r.nextRow()
 	}
 	for {
+		if r.rows != nil {
+			rec, err := r.rows.next()
+			if err == io.EOF {
+				r.close()
+				continue
+			}
+			return rec, err
+		}
 		if r.r == nil {
 			if r.next == len(r.files) {
 				return Record{}, io.EOF
 			}
-			if err := r.open(r.files[r.next]); err != nil {
+			name := r.files[r.next]
+			if r.unit == UnitConversation && strings.HasSuffix(name, ".parquet") {
+				r.next++
+				rows, err := openParquetChats(name)
+				if err != nil {
+					return Record{Pos: Position{File: name}}, err
+				}
+				r.rows = rows
+				continue
+			}
+			if err := r.open(name); err != nil {
 				return Record{}, err
 			}
 			r.next++
