@@ -27,6 +27,14 @@ MODELS = {
     "qwen3": ("TOKENIZERS/qwen3/tokenizer_config.json", None, None),
     "mistral": ("TESTDATA/templates/mistral.jinja", "<s>", "</s>"),
 }
+# Records Mistral's template refuses, with its words (TestTemplateRefuses).
+REFUSALS = [
+    ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+     "After the optional system message, conversation roles must alternate user/assistant/user/assistant/..."),
+    ([{"role": "user", "content": "a"}, {"role": "assistant", "content": "",
+      "tool_calls": [{"id": "abc", "function": {"name": "f", "arguments": {}}}]}],
+     "Tool call IDs should be alphanumeric strings with length 9!"),
+]
 SHAREGPT = {"system": "system", "human": "user", "user": "user",
             "gpt": "assistant", "assistant": "assistant", "tool": "tool"}
 
@@ -57,6 +65,14 @@ def main(tokenizers, testdata):
                 with open(os.path.join(testdata, "golden", name), encoding="utf-8", newline="") as f:
                     got = f.read()
                 rows.append((name, len(ref.encode()), got == ref))
+        if model == "mistral":
+            for k, (msgs, want) in enumerate(REFUSALS):
+                try:
+                    tok.apply_chat_template(msgs, tokenize=False)
+                    said = None
+                except Exception as err:  # jinja2's TemplateError
+                    said = str(err)
+                rows.append((f"mistral-refusal-{k}", 0, said == want))
     print("transformers", transformers.__version__)
     print(f"{'render':40s} {'bytes':>6s} identical")
     for name, size, same in rows:

@@ -44,16 +44,20 @@ func (t *Template) Spans(c *Conversation, trainOn string) ([]Span, error) {
 	var spans []Span
 	done := 0
 	for i, m := range c.Messages {
-		if m["role"] != RoleAssistant {
+		// With TrainLastAssistant the earlier replies are untrained
+		// text like the prompts around them: no need to find them.
+		if m["role"] != RoleAssistant || trainOn == TrainLastAssistant && i != last {
 			continue
 		}
 		prompt, err := t.Render(c, i, true)
 		if err != nil {
 			return nil, err
 		}
-		reply, err := t.Render(c, i+1, false)
-		if err != nil {
-			return nil, err
+		reply := full // the last message's reply is the whole render
+		if i+1 < len(c.Messages) {
+			if reply, err = t.Render(c, i+1, false); err != nil {
+				return nil, err
+			}
 		}
 		switch {
 		case !strings.HasPrefix(reply, prompt) || len(prompt) < done:
@@ -65,7 +69,7 @@ func (t *Template) Spans(c *Conversation, trainOn string) ([]Span, error) {
 			spans = append(spans, Span{Text: full[done:len(prompt)]})
 		}
 		if len(reply) > len(prompt) {
-			spans = append(spans, Span{Text: full[len(prompt):len(reply)], Train: trainOn != TrainLastAssistant || i == last})
+			spans = append(spans, Span{Text: full[len(prompt):len(reply)], Train: true})
 		}
 		done = len(reply)
 	}
@@ -92,6 +96,11 @@ func Encode(enc *bpe.Encoder, spans []Span, ids []uint32, mask []uint8) ([]uint3
 	at, from := 0, 0
 	for k, s := range spans {
 		at += len(s.Text)
+		if k < len(spans)-1 && spans[k+1].Train == s.Train {
+			// The mask goes on unchanged: no start to find here, and
+			// finding one costs an encoding of the text before it.
+			continue
+		}
 		to := len(whole)
 		if k < len(spans)-1 {
 			prefix = enc.EncodeSpecial(prefix[:0], text.String()[:at])

@@ -12,6 +12,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gpuflow/gpuflow/plugins/dataprep/chat"
+	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
 )
 
 // BenchmarkRun runs the whole pipeline (JSONL reading, decoding,
@@ -96,4 +99,71 @@ func benchJSONL(b *testing.B) string {
 		b.Fatal(err)
 	}
 	return in
+}
+
+// BenchmarkChat runs the chat pipeline (records rendered by Mistral's chat
+// template, masks on the assistant's replies, cl100k_base) on the corpus
+// of BenchmarkRun made into conversations of two exchanges, a paragraph a
+// turn:
+//
+//	go test -run '^$' -bench Chat -benchtime 3x ./plugins/dataprep/pipeline/
+func BenchmarkChat(b *testing.B) {
+	in := benchChatJSONL(b, benchJSONL(b))
+	tmpl, err := chat.Load(filepath.Join("..", "chat", "testdata", "templates", "mistral.jinja"), "<s>", "</s>")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, _ := os.Stat(in)
+	b.SetBytes(st.Size())
+	var tokens int64
+	for b.Loop() {
+		cfg := testConfig(b, []string{in}, b.TempDir())
+		cfg.Decoder = input.NewChatDecoder()
+		cfg.Chat = &Chat{Template: tmpl, TrainOn: chat.TrainAssistant, TemplateID: "mistral"}
+		cfg.Formats = []string{FormatMegatron}
+		cfg.ShardTokens = 0
+		cfg.Shuffle = false
+		cfg.Workers = 1
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tokens = res.Tokens
+	}
+	b.ReportMetric(float64(tokens)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// benchChatJSONL turns the text records of in into conversations: four
+// records make a user turn, a reply, a second user turn and its reply.
+func benchChatJSONL(b *testing.B, in string) string {
+	b.Helper()
+	data, err := os.ReadFile(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var texts []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct{ Text string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, rec.Text)
+	}
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	var out bytes.Buffer
+	for k := 0; k+4 <= len(texts); k += 4 {
+		line, _ := json.Marshal(map[string][]message{"messages": {
+			{"user", texts[k]}, {"assistant", texts[k+1]}, {"user", texts[k+2]}, {"assistant", texts[k+3]},
+		}})
+		out.Write(line)
+		out.WriteByte('\n')
+	}
+	path := filepath.Join(b.TempDir(), "chat.jsonl")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
