@@ -193,7 +193,7 @@ func (d *decoder) decodeFormat(b body, cfg *config, pending bool) {
 		case input.FormatJSONL, input.FormatTemplate, input.FormatText, input.FormatParquet, input.FormatChat:
 			cfg.Format = f
 		default:
-			d.errorf(cty.GetAttrPath("format"), "Unsupported format", `format is "jsonl" (a text field per JSON line), "parquet" (a text column per row), "template" (each JSON line rendered through template), "chat" (a conversation per JSON line, rendered by the model's chat template) or "text" (each file one document), not %q.`, f)
+			d.errorf(cty.GetAttrPath("format"), "Unsupported format", `format is "jsonl" (a text field per JSON line), "parquet" (a text column per row), "template" (each JSON line rendered through template), "chat" (a conversation per JSON line or Parquet row, rendered by the model's chat template) or "text" (each file one document), not %q.`, f)
 			return
 		}
 	}

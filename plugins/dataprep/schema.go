@@ -19,7 +19,7 @@ var stageSchema = &api.BlockSchema{
 	Attributes: map[string]*api.Attribute{
 		"inputs":        {Type: cty.List(cty.String), Required: true, Description: "input files or globs, relative to the workload's folder; a Hugging Face dataset snapshot folder stands for its Parquet files of dataset_split"},
 		"dataset_split": {Type: cty.String, Description: `the split read from a Hugging Face dataset snapshot folder (default "train")`},
-		"format":        {Type: cty.String, Description: `"jsonl" (default): a text field per line; "parquet": a text column per row; "template": each JSON line rendered through template; "chat": a conversation per JSON line (messages or conversations), rendered by the model's chat template, with a loss mask; "text": each file is one document`},
+		"format":        {Type: cty.String, Description: `"jsonl" (default): a text field per line; "parquet": a text column per row; "template": each JSON line rendered through template; "chat": a conversation per JSON line or Parquet row (messages or conversations), rendered by the model's chat template, with a loss mask; "text": each file is one document`},
 		"text_field":    {Type: cty.String, Description: `the JSON field, or Parquet column (a dotted path into nested records), holding the text (default "text")`},
 		"template":      {Type: cty.String, Description: `Go text/template rendering a JSON record, for format "template"`},
 		"chat_template": {Type: cty.String, Description: `format "chat": a tokenizer_config.json or .jinja file holding the chat template (default: chat_template.jinja beside the tokenizer, else its tokenizer_config.json)`},

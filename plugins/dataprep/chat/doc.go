@@ -8,7 +8,10 @@
 // chat_template.jinja file, run by gonja with the settings transformers
 // uses (trim_blocks, lstrip_blocks, bos_token, eos_token,
 // raise_exception, strftime_now, and a tojson that writes what Python's
-// json.dumps writes).
+// json.dumps writes), and with Python's meaning where gonja's differs
+// and real templates care: x[-k] counts from the end of any list, and a
+// record's objects keep their key order in tojson, items(), keys() and
+// values().
 //
 // The trained spans are found by rendering prefixes of the conversation:
 // the bytes an assistant message adds after the generation prompt of the

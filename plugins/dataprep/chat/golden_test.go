@@ -95,8 +95,8 @@ func readRecords(t *testing.T) []namedRecord {
 
 // TestRealTemplates renders each record with each model's own template,
 // whole and as the prompt before its last assistant turn, and compares
-// them with golden files, which are checked against transformers'
-// rendering (docs/benchmarks.md).
+// them with golden files, which scripts/tokenizer/chat_exactness.py
+// compares with transformers' rendering (docs/benchmarks.md).
 func TestRealTemplates(t *testing.T) {
 	records := readRecords(t)
 	for _, model := range templateModels {
