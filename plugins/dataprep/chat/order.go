@@ -26,23 +26,31 @@ func (o keyOrder) set(m map[string]any, keys []string) {
 // map's identity, which no other live map shares.
 var recordOrders sync.Map
 
+// recordKeys is one object's key order; recordOrders holds pointers to
+// them, so that a cleanup deletes only its own entry, never that of a
+// newer map at the same address.
+type recordKeys []string
+
 // remember registers c's objects until c is garbage.
 func remember(c *Conversation, order keyOrder) {
+	entries := make(map[uintptr]*recordKeys, len(order))
 	for p, keys := range order {
-		recordOrders.Store(p, keys)
+		entry := recordKeys(keys)
+		entries[p] = &entry
+		recordOrders.Store(p, &entry)
 	}
-	runtime.AddCleanup(c, func(order keyOrder) {
-		for p := range order {
-			recordOrders.Delete(p)
+	runtime.AddCleanup(c, func(entries map[uintptr]*recordKeys) {
+		for p, entry := range entries {
+			recordOrders.CompareAndDelete(p, entry)
 		}
-	}, order)
+	}, entries)
 }
 
-// recordKeys returns m's keys in record order, or in Go's sorted order for
+// keysOf returns m's keys in record order, or in Go's sorted order for
 // maps the record did not hold.
-func recordKeys(m reflect.Value) []string {
-	if keys, ok := recordOrders.Load(m.Pointer()); ok && len(keys.([]string)) == m.Len() {
-		return keys.([]string)
+func keysOf(m reflect.Value) []string {
+	if entry, ok := recordOrders.Load(m.Pointer()); ok && holds(m, *entry.(*recordKeys)) {
+		return *entry.(*recordKeys)
 	}
 	keys := make([]string, 0, m.Len())
 	for _, k := range m.MapKeys() {
@@ -50,6 +58,20 @@ func recordKeys(m reflect.Value) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// holds says whether keys are exactly m's keys: a map that took a freed
+// record map's address before its entry was dropped has others.
+func holds(m reflect.Value, keys []string) bool {
+	if len(keys) != m.Len() || m.Type().Key().Kind() != reflect.String {
+		return false
+	}
+	for _, k := range keys {
+		if !m.MapIndex(reflect.ValueOf(k).Convert(m.Type().Key())).IsValid() {
+			return false
+		}
+	}
+	return true
 }
 
 type dictMethod = exec.Method[map[string]any]
@@ -73,7 +95,7 @@ func dictMethods() *exec.MethodSet[map[string]any] {
 			if orig, ok := selfValue.Interface().(map[string]any); ok {
 				self = orig
 			}
-			keys := recordKeys(reflect.ValueOf(self))
+			keys := keysOf(reflect.ValueOf(self))
 			out := make([]any, len(keys))
 			for i, k := range keys {
 				out[i] = pick(k, self[k])

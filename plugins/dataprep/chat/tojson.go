@@ -64,7 +64,7 @@ func (p *pyJSON) value(v any, depth int) error {
 	case reflect.Slice, reflect.Array:
 		return p.list(rv, depth)
 	case reflect.Map:
-		return p.object(recordKeys(rv), func(k string) any {
+		return p.object(keysOf(rv), func(k string) any {
 			return rv.MapIndex(reflect.ValueOf(k)).Interface()
 		}, depth)
 	case reflect.Pointer, reflect.Interface:
