@@ -377,10 +377,6 @@ func (j *job) adapterTraffic() float64 {
 	return bytes / hbm
 }
 
-func (j *job) attentionTime() float64 {
-	return j.tokensPerGPU() * j.flops.attention / j.rate(hardware.PrecisionBF16)
-}
-
 func (j *job) group(kind string) layout.Group {
 	g, _ := j.place.Group(kind)
 	return g
@@ -407,17 +403,78 @@ func (j *job) tpAllReducesPerLayer() float64 {
 	return 4
 }
 
-// contextParallel: ring attention passes each layer's K and V chunk
-// cp-1 times forward and K, V and their gradients cp-1 times backward,
-// overlapped with the attention computation.
+// contextParallel: ring attention with the load-balanced split (PyTorch's
+// context parallel attention, Megatron's point-to-point ring). The
+// sequence is cut into 2*cp chunks and rank r holds chunks r and
+// 2cp-1-r, so each of the ring's cp steps does the same causal share of
+// the rank's attention, 1/cp of it. The forward passes each layer's K and
+// V chunk to the next rank cp-1 times, each hop in flight while the
+// current step computes. The backward passes K and V cp-1 times again and
+// the K and V gradients cp times: accumulated in fp32, they travel with
+// their chunk and the last hop brings them home after the last step, with
+// nothing left to hide behind. A full recomputation runs the forward's
+// ring again.
 func (j *job) contextParallel(p *stepParts) {
 	l, s := j.l, j.in.Model
 	if l.CP == 1 {
 		return
 	}
-	kv := 2 * float64(s.SeqLen/l.CP*l.MicroBatch) * float64(s.KVHeads*s.HeadDim()) / float64(l.TP) * 2
-	p.cp = j.layers * 3 * float64(l.CP-1) * j.links.forGroup(j.group(layout.KindCP)).sendRecv(kv)
-	p.cpExposed = max(0, p.cp-j.attentionTime())
+	k := j.links.forGroup(j.group(layout.KindCP))
+	elements := 2 * float64(s.SeqLen/l.CP*l.MicroBatch) * float64(s.KVHeads*s.HeadDim()) / float64(l.TP)
+	kv, grads := k.sendRecv(elements*2), k.sendRecv(elements*4)
+	forward := j.attentionForwardPerLayer() / float64(l.CP)
+	r := ring{steps: l.CP, hop: kv}
+	total, exposed := r.forward(forward)
+	bt, be := r.backward(2*forward, grads)
+	total, exposed = total+bt, exposed+be
+	if l.Recompute == layout.RecomputeFull {
+		rt, re := r.forward(forward)
+		total, exposed = total+rt, exposed+re
+	}
+	p.cp = j.layers * total
+	p.cpExposed = j.layers * exposed
+}
+
+// attentionForwardPerLayer is one layer's attention forward on this GPU
+// for one micro-batch: a third of the attention core's FLOPs (flops.go),
+// over its share of the tokens.
+func (j *job) attentionForwardPerLayer() float64 {
+	l, s := j.l, j.in.Model
+	tokens := float64(l.MicroBatch*s.SeqLen) / float64(l.TP*l.CP)
+	return tokens * 4 * float64(s.Heads*s.HeadDim()) * float64(s.SeqLen) / j.rate(hardware.PrecisionBF16)
+}
+
+// ring is one layer's ring of cp steps; hop is one K and V transfer.
+type ring struct {
+	steps int
+	hop   float64
+}
+
+// forward: step i computes while the chunk for step i+1 arrives.
+func (r ring) forward(step float64) (total, exposed float64) {
+	for i := 0; i < r.steps-1; i++ {
+		total += r.hop
+		exposed += max(0, r.hop-step)
+	}
+	return total, exposed
+}
+
+// backward: step i computes while the chunk for step i+1 arrives and the
+// gradients of step i-1 go on to the next rank; the last step's
+// gradients go home after it.
+func (r ring) backward(step, grads float64) (total, exposed float64) {
+	for i := 0; i < r.steps; i++ {
+		var flight float64
+		if i < r.steps-1 {
+			flight += r.hop
+		}
+		if i > 0 {
+			flight += grads
+		}
+		total += flight
+		exposed += max(0, flight-step)
+	}
+	return total + grads, exposed + grads
 }
 
 // pipelineParallel: each model chunk sends its output forward and
