@@ -88,3 +88,44 @@ func approx(got, want []float64) bool {
 	}
 	return len(got) == len(want)
 }
+
+// TestFP8TensorParallel: gpuflow's fp8 under TP gathers in fp8 with
+// sequence parallelism (half the bytes of the gathers, the
+// reduce-scatters in bf16) and all-reduces one maximum per split tensor;
+// Megatron-LM's fp8 is charged as bf16.
+func TestFP8TensorParallel(t *testing.T) {
+	t.Parallel()
+	s := preset("llama3-8b")
+	tests := map[string]struct {
+		framework, precision, recompute string
+		sp                              bool
+		pairs, maxima                   float64 // all-reduce equivalents and all-reduced maxima per layer
+		fp8Gathers                      bool
+	}{
+		"bf16 with sequence parallelism": {FrameworkGpuflow, hardware.PrecisionBF16, layout.RecomputeNone, true, 4, 0, false},
+		"fp8":                            {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeNone, false, 4, 14, false},
+		"fp8 with sequence parallelism":  {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeNone, true, 4, 18, true},
+		"fp8, sequence parallelism, full recompute": {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeFull, true, 6, 29, true},
+		"Megatron-LM's fp8":                         {FrameworkMegatron, hardware.PrecisionFP8, layout.RecomputeNone, true, 4, 0, false},
+	}
+	for name, tc := range tests {
+		l := layout.Layout{TP: 2, PP: 1, DP: 4, CP: 1, VP: 1, MicroBatch: 1, GlobalBatch: 64, Recompute: tc.recompute,
+			SequenceParallel: tc.sp, Precision: tc.precision}
+		j, err := newJob(Input{Model: s, Layout: l, Hardware: builtin("hgx-h200-8"), Framework: tc.framework})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var p stepParts
+		j.tensorParallel(&p)
+		k := j.links.forGroup(j.group(layout.KindTP))
+		bytes := float64(s.SeqLen * s.Hidden * 2)
+		pair := 2 * (k.latencyS + bytes/2/k.busBW)
+		if tc.fp8Gathers {
+			pair = 2*k.latencyS + bytes/4/k.busBW + bytes/2/k.busBW
+		}
+		want := float64(s.Layers) * (tc.pairs*pair + tc.maxima*2*(k.latencyS+2/k.busBW))
+		if !approx([]float64{p.tp}, []float64{want}) {
+			t.Errorf("%s: TP time %.6g s per micro-batch, want %.6g", name, p.tp, want)
+		}
+	}
+}

@@ -236,7 +236,8 @@ const (
 // GPU at achieved HBM bandwidth: per token, every product's input and
 // output-gradient width; per micro-batch, every layer weight. A fully
 // recomputed forward casts again. The gathered weights and the traffic
-// are divided as the products are (tokensPerGPU and the stage's share).
+// are divided as the products are (tokensPerGPU and the stage's share),
+// but for the column-parallel inputs, cast whole on every TP rank.
 func (j *job) fp8Traffic() float64 {
 	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
 	if !j.fw.FP8DynamicScaling || precision(j.l) != hardware.PrecisionFP8 || hbm <= 0 {
@@ -247,10 +248,23 @@ func (j *job) fp8Traffic() float64 {
 		forward *= 2
 	}
 	in, out := productWidths(j.in.Model)
+	// Under TP every rank casts the column-parallel layers' whole input.
+	in += float64(j.l.TP-1) * columnInputWidth(j.in.Model)
 	layers := float64(j.in.Model.Layers)
 	tokens := j.tokensPerGPU() * layers * (in*(forward+fp8TransposeByte) + out*fp8GradientBytes)
 	weights := j.counts.PerLayer * layers / float64(j.l.TP*j.l.PP) * (forward + fp8TransposeByte)
 	return (tokens + weights) / hbm
+}
+
+// columnInputWidth sums the inputs of one layer's column-parallel
+// products (q, k, v; gate and up, or up), which every tensor-parallel rank
+// takes whole.
+func columnInputWidth(s model.Shape) float64 {
+	h := float64(s.Hidden)
+	if s.Activation == model.ActivationSwiGLU {
+		return 5 * h
+	}
+	return 4 * h
 }
 
 // productWidths sums the input and the output widths of one layer's
@@ -385,13 +399,49 @@ func (j *job) group(kind string) layout.Group {
 // tensorParallel: every layer all-reduces (or, with sequence parallelism,
 // all-gathers and reduce-scatters the same bytes) its activations twice
 // in forward and twice in backward, twice more when fully recomputed.
+// Under gpuflow's fp8 with sequence parallelism the all-gathers carry
+// fp8 (the attention's and MLP's inputs in e4m3, the row-parallel
+// layers' output gradients in e5m2), half the bytes, while the
+// reduce-scatters stay in bf16; and every split tensor's scale comes
+// from an all-reduced maximum, one number each.
 func (j *job) tensorParallel(p *stepParts) {
 	l, s := j.l, j.in.Model
 	if l.TP == 1 {
 		return
 	}
+	k := j.links.forGroup(j.group(layout.KindTP))
 	bytes := float64(s.SeqLen/l.CP*l.MicroBatch*s.Hidden) * 2
-	p.tp = j.layers * j.tpAllReducesPerLayer() * j.links.forGroup(j.group(layout.KindTP)).allReduce(bytes, l.TP)
+	pair := k.allReduce(bytes, l.TP)
+	if j.fp8Split() && l.SequenceParallel {
+		pair = k.gatherOrScatter(bytes/2, l.TP) + k.gatherOrScatter(bytes, l.TP)
+	}
+	p.tp = j.layers * (j.tpAllReducesPerLayer()*pair + j.fp8ScaleReductions()*k.allReduce(4, l.TP))
+}
+
+// fp8Split is gpuflow's fp8 (dynamic per-tensor scales) on split weights.
+func (j *job) fp8Split() bool {
+	return j.fw.FP8DynamicScaling && precision(j.l) == hardware.PrecisionFP8 && j.l.TP > 1
+}
+
+// fp8ScaleReductions counts a layer's all-reduced maxima per micro-batch
+// under tensor parallelism: the forward's five column-parallel weights
+// (q, k, v, gate, up), the two row-parallel layers' inputs and weights
+// and, with sequence parallelism, the two gathered inputs; the backward's
+// five column-parallel output gradients and, with sequence parallelism,
+// the two row-parallel ones it gathers. A full recomputation reduces the
+// forward's again.
+func (j *job) fp8ScaleReductions() float64 {
+	if !j.fp8Split() {
+		return 0
+	}
+	forward, backward := 9.0, 5.0
+	if j.l.SequenceParallel {
+		forward, backward = 11, 7
+	}
+	if j.l.Recompute == layout.RecomputeFull {
+		forward *= 2
+	}
+	return forward + backward
 }
 
 // tpAllReducesPerLayer counts a layer's activation all-reduces (or their
