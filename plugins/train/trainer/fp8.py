@@ -18,10 +18,16 @@ def supported():
     return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9) and hasattr(torch, "_scaled_mm")
 
 
-def _quantize(t, dtype):
-    """t scaled into dtype's range, and the inverse scale _scaled_mm wants."""
+def _amax(t):
+    return t.detach().abs().max().float()
+
+
+def _quantize(t, dtype, amax=None):
+    """t scaled into dtype's range, and the inverse scale _scaled_mm wants.
+    amax, when given, is the whole tensor's absolute maximum where t is one
+    shard of it (fp8tp.py), so every shard takes the whole tensor's scale."""
     fmax = torch.finfo(dtype).max
-    amax = t.detach().abs().max().float().clamp(min=1e-12)
+    amax = (_amax(t) if amax is None else amax).clamp(min=1e-12)
     scale = fmax / amax
     return (t.float() * scale).clamp(-fmax, fmax).to(dtype), scale.reciprocal()
 

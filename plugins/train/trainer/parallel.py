@@ -21,6 +21,7 @@ import inspect
 import torch
 import torch.nn.functional as F
 
+import fp8tp
 import model as M
 
 
@@ -68,7 +69,8 @@ def apply_tp(part, tp_mesh, sp):
     stay split over the vocabulary (loss parallelism: vocab_parallel_loss
     computes the loss on the shards), also when the output projection is
     the tied embedding's weight, which the embedding splits by rows of the
-    vocabulary already. LoRA adapters are split with their base layers."""
+    vocabulary already. LoRA adapters are split with their base layers, fp8
+    layers by fp8tp."""
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
                                                    SequenceParallel, parallelize_module)
@@ -88,16 +90,21 @@ def apply_tp(part, tp_mesh, sp):
         part.tied_logits = vocab_parallel_logits(part, tp_mesh, between)
     for block in part.layers.values():
         plan = {}
-        for name in COLWISE + ROWWISE:
-            module, colwise = block.get_submodule(name), name in COLWISE
-            if isinstance(module, LoRALinear):
-                shard_lora(module, tp_mesh, colwise, between)
-            else:
-                plan[name] = ColwiseParallel() if colwise else RowwiseParallel(output_layouts=between)
+        fp8_block = fp8tp.converted(block, COLWISE + ROWWISE)
+        if fp8_block:
+            # fp8 layers split themselves and gather their inputs (fp8tp.py).
+            fp8tp.parallelize(block, tp_mesh, COLWISE, ROWWISE, sp)
+        else:
+            for name in COLWISE + ROWWISE:
+                module, colwise = block.get_submodule(name), name in COLWISE
+                if isinstance(module, LoRALinear):
+                    shard_lora(module, tp_mesh, colwise, between)
+                else:
+                    plan[name] = ColwiseParallel() if colwise else RowwiseParallel(output_layouts=between)
         if sp:
+            plan.update({"attention_norm": SequenceParallel(), "ffn_norm": SequenceParallel()})
+        if sp and not fp8_block:
             plan.update({
-                "attention_norm": SequenceParallel(),
-                "ffn_norm": SequenceParallel(),
                 "attention": PrepareModuleInput(input_layouts=(Shard(1), None), desired_input_layouts=(Replicate(), None)),
                 "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
             })
