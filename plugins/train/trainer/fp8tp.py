@@ -21,7 +21,9 @@ partial outputs over the group. Around them, per attention and per MLP:
   module's input is cast to e4m3 once and all-gathered in fp8 (half the
   bytes of bf16), then turned back into the compute precision for q, k
   and v (gate and up) to share: their own cast gives back the same fp8
-  values, which lie on the fp8 grid already under the same maximum. Its
+  values, which lie on the fp8 grid already under the same maximum (the
+  scale taken again from that copy matches to the compute precision's
+  rounding). Its
   gradient is reduce-scattered, and the row-parallel output
   reduce-scattered along the sequence, in the compute precision, since
   they are sums; the row-parallel layer's output gradient is
