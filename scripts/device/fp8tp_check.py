@@ -37,8 +37,11 @@ STEPS = 50
 TOLERANCE = 1e-3
 GRAD_TOLERANCE = 1e-2
 
-# Small: fp8 products on the CPU run far slower than fp32 ones.
-MODEL = {"layers": 2, "hidden": 64, "ffn_hidden": 128, "heads": 4, "kv_heads": 2, "vocab": 256, "seq_len": 32}
+# Small: fp8 products on the CPU run far slower than fp32 ones. Biases on
+# q, k, v and o, so that split and whole biases are checked beside the
+# weights.
+MODEL = {"layers": 2, "hidden": 64, "ffn_hidden": 128, "heads": 4, "kv_heads": 2, "vocab": 256, "seq_len": 32,
+         "qkv_bias": True, "o_bias": True}
 BATCH, LR, SEED = 8, 1e-3, 1
 
 LAYOUTS = {

@@ -59,19 +59,23 @@ class _FP8Linear(torch.autograd.Function):
 
 
 class Float8Linear(nn.Linear):
-    """nn.Linear (no bias) whose products run in fp8; the weight keeps its name."""
+    """nn.Linear whose products run in fp8; the weight and bias keep their
+    names. The bias is added in the compute precision after the product,
+    as torchao's float8 linear adds it."""
 
     def forward(self, x):
-        return _FP8Linear.apply(x, self.weight)
+        out = _FP8Linear.apply(x, self.weight)
+        return out if self.bias is None else out + self.bias.to(out.dtype)
 
 
 def convert(model, names=("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")):
     """Replaces the blocks' linear layers (not the output head) by
-    Float8Linear, on the meta device before initialisation."""
+    Float8Linear, on the meta device before initialisation; a layer's bias
+    (q, k and v in Qwen2) stays."""
     swapped = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if name in names and type(child) is nn.Linear:
-                setattr(parent, name, Float8Linear(child.in_features, child.out_features, bias=False, device=child.weight.device))
+                setattr(parent, name, Float8Linear(child.in_features, child.out_features, bias=child.bias is not None, device=child.weight.device))
                 swapped += 1
     return swapped

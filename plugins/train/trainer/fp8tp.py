@@ -166,17 +166,47 @@ class Float8ParallelLinear(nn.Module):
     weight (colwise) or by its columns."""
 
     def __init__(self, linear, mesh, colwise, sp):
-        from torch.distributed.tensor import Shard, distribute_tensor
+        from torch.distributed.tensor import Replicate, Shard, distribute_tensor
         super().__init__()
         split = Shard(0) if colwise else Shard(1)
         self.weight = nn.Parameter(distribute_tensor(linear.weight.data, mesh, [split]), requires_grad=linear.weight.requires_grad)
+        self.bias = None
+        if linear.bias is not None:
+            # As ColwiseParallel and RowwiseParallel place a bias: split
+            # with the output features, or whole beside a summed output.
+            place = Shard(0) if colwise else Replicate()
+            self.bias = nn.Parameter(distribute_tensor(linear.bias.data, mesh, [place]), requires_grad=linear.bias.requires_grad)
         self.mesh, self.colwise, self.sp = mesh, colwise, sp
 
     def forward(self, x):
         w = self.weight.to_local()
         if self.colwise:
-            return _ColwiseFP8.apply(x, w, self.mesh)
-        return _RowwiseFP8.apply(x, w, self.mesh, self.sp)
+            out = _ColwiseFP8.apply(x, w, self.mesh)
+        else:
+            out = _RowwiseFP8.apply(x, w, self.mesh, self.sp)
+        if self.bias is None:
+            return out
+        b = self.bias.to_local().to(out.dtype)
+        if self.colwise or not self.sp:
+            return out + b
+        return _SequenceShardBias.apply(out, b, self.mesh)
+
+
+class _SequenceShardBias(torch.autograd.Function):
+    """A row-parallel layer's whole bias added to this rank's slice of the
+    sequence: its gradient, summed over this slice only, is summed over
+    the group, so every rank holds the whole sequence's gradient as one
+    process would."""
+
+    @staticmethod
+    def forward(ctx, out, bias, mesh):
+        ctx.mesh = mesh
+        return out + bias
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_b = grad.reshape(-1, grad.shape[-1]).sum(0)
+        return grad, _all_reduce(grad_b, ctx.mesh), None
 
 
 def converted(block, names):

@@ -292,17 +292,31 @@ class LoRATest(unittest.TestCase):
             L.target_names(["qkv"])
 
 
+class FP8ConvertTest(unittest.TestCase):
+    def test_biases_stay(self):
+        import fp8
+        args = M.ModelArgs(layers=1, hidden=64, ffn_hidden=128, heads=4, kv_heads=2, vocab=256, seq_len=32, qkv_bias=True)
+        with torch.device("meta"):
+            m = M.Transformer(args)
+            before = {n: tuple(p.shape) for n, p in m.named_parameters()}
+            self.assertEqual(fp8.convert(m), 7)
+        after = {n: tuple(p.shape) for n, p in m.named_parameters()}
+        self.assertEqual(after, before)
+        self.assertTrue(any(n.endswith("q_proj.bias") for n in after))
+
+
 @unittest.skipUnless(GPU and torch.cuda.get_device_capability() >= (8, 9), "fp8 needs compute capability 8.9")
 class FP8Test(unittest.TestCase):
     def test_products_close_to_bf16(self):
         import fp8
         torch.manual_seed(0)
-        lin = fp8.Float8Linear(1024, 2048, bias=False, device="cuda", dtype=torch.bfloat16)
+        lin = fp8.Float8Linear(1024, 2048, bias=True, device="cuda", dtype=torch.bfloat16)
         x = torch.randn(4, 256, 1024, device="cuda", dtype=torch.bfloat16, requires_grad=True)
         y = lin(x)
         ref_x = x.detach().clone().requires_grad_()
         ref_w = lin.weight.detach().clone().requires_grad_()
-        ref = torch.nn.functional.linear(ref_x, ref_w)
+        ref_b = lin.bias.detach().clone().requires_grad_()
+        ref = torch.nn.functional.linear(ref_x, ref_w, ref_b)
         g = torch.randn_like(y)
         y.backward(g)
         ref.backward(g)
@@ -311,6 +325,8 @@ class FP8Test(unittest.TestCase):
         self.assertLess(rel(x.grad, ref_x.grad), 0.12)
         # The weight's gradient: its product's operands transposed and scaled right.
         self.assertLess(rel(lin.weight.grad, ref_w.grad), 0.12)
+        # The bias is added after the product, in the compute precision.
+        self.assertLess(rel(lin.bias.grad, ref_b.grad), 0.01)
 
 
 class PreflightTest(unittest.TestCase):
