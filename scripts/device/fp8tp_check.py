@@ -3,7 +3,8 @@ gloo: each layout builds the trainer's model with the trainer's own code
 (model.py, fp8.convert, parallel.apply_tp and apply_fsdp, the loss
 parallelism), trains it on the same data for 50 steps, and must give the
 single process's fp8 losses within TOLERANCE at every step and its
-gradients of the first step within GRAD_TOLERANCE. A single fp32 process
+gradients of the first step within GRAD_TOLERANCE (a data-parallel
+layout's within fp8's own rounding: see below). A single fp32 process
 and an fp32 tp2 run beside them show how far fp8 itself moves the loss.
 
   python3 fp8tp_check.py WORK --trainer DIR [--md OUT.md] [--timeout S]
@@ -36,6 +37,12 @@ STEPS = 50
 # largest value.
 TOLERANCE = 1e-3
 GRAD_TOLERANCE = 1e-2
+# Data-parallel ranks each scale their own activations and gradients (one
+# maximum per rank's micro-batch, as torchao's per-tensor scaling does;
+# only the weights, gathered whole, share one), so their fp8 values are
+# not one process's: a data-parallel layout's step-1 gradients are held
+# to fp8's own rounding instead, the single fp8 process's difference from
+# the single fp32 one.
 
 # Small: fp8 products on the CPU run far slower than fp32 ones. Biases on
 # q, k, v and o, so that split and whole biases are checked beside the
@@ -166,6 +173,8 @@ def compare(work):
     rows = ["| precision | layout | ranks | loss at 1 | last loss at step | max relative loss difference | step-1 gradients: max difference | within tolerance |",
             "|---|---|---|---|---|---|---|---|"]
     ok = True
+    fp32_grads, fp8_grads = result(work, "fp32.ref")[1], result(work, "fp8.ref")[1]
+    fp8_rounding = grad_difference(fp8_grads, fp32_grads)[0] if fp32_grads and fp8_grads else 0.0
     for precision in ("fp32", "fp8"):
         ref_losses, ref_grads, err = result(work, f"{precision}.ref")
         good = ref_losses is not None and len(ref_losses) == STEPS and ref_losses[-1] < ref_losses[0]
@@ -185,11 +194,12 @@ def compare(work):
             common = min(len(losses), len(ref_losses))
             rel = max(abs(g - r) / r for g, r in zip(losses[:common], ref_losses[:common]))
             gd, why = grad_difference(grads, ref_grads)
-            good = common == STEPS and rel <= TOLERANCE and gd <= GRAD_TOLERANCE
+            bar = GRAD_TOLERANCE if LAYOUTS[layout]["dp"] == 1 or precision == "fp32" else max(GRAD_TOLERANCE, fp8_rounding)
+            good = common == STEPS and rel <= TOLERANCE and gd <= bar
             ok = ok and good
             steps = "" if common == STEPS else f" (steps 1-{common} of {STEPS})"
             rows.append(f"| {p} | {layout} | {world} | {losses[0]:.4f} | {losses[-1]:.4f} at {len(losses)} | {rel:.2e}{steps} | "
-                        f"{gd:.2e} {why} | {'yes' if good else 'NO'} |")
+                        f"{gd:.2e} (at most {bar:.2e}) {why} | {'yes' if good else 'NO'} |")
     fp32, _, _ = result(work, "fp32.ref")
     fp8, _, _ = result(work, "fp8.ref")
     gap = max(abs(a - b) / b for a, b in zip(fp8, fp32)) if fp32 and fp8 else float("nan")  # over the steps both ran
