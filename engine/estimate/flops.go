@@ -48,7 +48,8 @@ func countFLOPs(in flopsInput) flops {
 	switch {
 	case in.recompute == layout.RecomputeSelective && in.keepsProducts:
 		// Only element-wise work runs again, fused into the backward by
-		// torch.compile: run L measured no cost (docs/estimator.md).
+		// torch.compile: the one-GPU selective-recompute run of
+		// testdata/trainer-runs.json measured no cost.
 	case in.recompute == layout.RecomputeSelective:
 		extra = attnFwd
 	case in.recompute == layout.RecomputeFull:
