@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/gpuflow/gpuflow/engine/calibration"
 	"github.com/gpuflow/gpuflow/hardware"
+	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // Stage outputs the engine files into the calibration file when a stage
@@ -58,21 +61,40 @@ func (c *calibrator) record(hw *hardware.Profile, sp *StagePlan, outputs map[str
 	return f.Save(c.path)
 }
 
+// benchmarkFigures is a benchmark stage's calibration output.
+type benchmarkFigures struct {
+	GEMMTFLOPS map[string]float64 `cty:"gemm_tflops"`
+	BusBWGBps  map[string]float64 `cty:"busbw_gbps"`
+}
+
+// runFigures are a training stage's measured outputs.
+type runFigures struct {
+	TokensPerS      float64 `cty:"tokens_per_s"`
+	PeakMemoryBytes float64 `cty:"peak_memory_bytes"`
+}
+
 // recordBenchmark files a benchmark's calibration object; it returns how
-// many figures it filed.
+// many figures it filed. Figures of zero or less are not measurements.
 func recordBenchmark(f *calibration.File, key string, hw *hardware.Profile, v cty.Value) (int, error) {
+	var figs benchmarkFigures
+	if err := decodeOutput(v, "output "+outputCalibration, &figs); err != nil {
+		return 0, err
+	}
 	filed := 0
-	for prec, tflops := range numberMap(v, calibrationGEMMTFLOPS) {
+	for prec, tflops := range figs.GEMMTFLOPS {
 		peak := hw.GPU.TFLOPS[prec]
-		if peak <= 0 {
-			continue // no datasheet figure to compare with
+		if tflops <= 0 || peak <= 0 {
+			continue // nothing measured, or no datasheet figure to compare with
 		}
 		if err := f.RecordGEMM(key, prec, min(tflops/peak, 1)); err != nil {
 			return filed, err
 		}
 		filed++
 	}
-	for link, gbps := range numberMap(v, calibrationBusBWGBps) {
+	for link, gbps := range figs.BusBWGBps {
+		if gbps <= 0 {
+			continue
+		}
 		if err := f.RecordBusBW(key, link, gbps); err != nil {
 			return filed, err
 		}
@@ -86,49 +108,30 @@ func recordRun(f *calibration.File, key string, sp *StagePlan, outputs map[strin
 	if sp.Estimate == nil || sp.Model == nil || sp.Layout == nil {
 		return 0, nil
 	}
-	tps, mem := numberOf(outputs[outputTokensPerS]), numberOf(outputs[outputPeakMemoryBytes])
-	if tps <= 0 && mem <= 0 {
+	var figs runFigures
+	if err := decodeOutput(cty.ObjectVal(outputs), "outputs", &figs); err != nil {
+		return 0, err
+	}
+	if figs.TokensPerS <= 0 && figs.PeakMemoryBytes <= 0 {
 		return 0, nil
 	}
 	run := calibration.Run{Key: calibration.RunKey(sp.Estimate.Framework, sp.Estimate.Adapters, sp.Model.Shape, sp.Layout.Layout),
-		TokensPerS: tps, PeakMemoryBytes: int64(mem)}
+		TokensPerS: figs.TokensPerS, PeakMemoryBytes: int64(figs.PeakMemoryBytes)}
 	return 1, f.RecordRun(key, run)
 }
 
-func numberOf(v cty.Value) float64 {
-	if v == cty.NilVal || v.IsNull() || !v.IsKnown() || v.Type() != cty.Number {
-		return 0
+// decodeOutput reads a stage's outputs, or one of them, into target; a
+// value of the wrong shape is an error that names it.
+func decodeOutput(v cty.Value, name string, target any) error {
+	if v == cty.NilVal {
+		return nil
 	}
-	f, _ := v.AsBigFloat().Float64()
-	return f
-}
-
-// numberMap reads attr of an object or map value as name -> number.
-func numberMap(v cty.Value, attr string) map[string]float64 {
-	out := map[string]float64{}
-	m := attrValue(v, attr)
-	if m == cty.NilVal || m.IsNull() || !m.IsKnown() || !(m.Type().IsObjectType() || m.Type().IsMapType()) {
-		return out
-	}
-	for k, e := range m.AsValueMap() {
-		if x := numberOf(e); x > 0 {
-			out[k] = x
+	for _, d := range sdk.Decode(v, target) {
+		if d.Severity == api.Error {
+			return fmt.Errorf("the stage's %s: %s", name, strings.TrimSuffix(d.Detail, "."))
 		}
 	}
-	return out
-}
-
-func attrValue(v cty.Value, attr string) cty.Value {
-	if v == cty.NilVal || v.IsNull() || !v.IsKnown() {
-		return cty.NilVal
-	}
-	switch {
-	case v.Type().IsObjectType() && v.Type().HasAttribute(attr):
-		return v.GetAttr(attr)
-	case v.Type().IsMapType() && v.HasIndex(cty.StringVal(attr)).True():
-		return v.Index(cty.StringVal(attr))
-	}
-	return cty.NilVal
+	return nil
 }
 
 // calibrationWarning reports a calibration file that could not be updated.

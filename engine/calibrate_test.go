@@ -30,6 +30,7 @@ func TestCalibratorFilesMeasurements(t *testing.T) {
 		sp      *StagePlan
 		outputs map[string]cty.Value
 		want    *calibration.Profile
+		wantErr string
 	}{
 		"benchmark figures": {
 			sp: &StagePlan{},
@@ -52,6 +53,25 @@ func TestCalibratorFilesMeasurements(t *testing.T) {
 			want: &calibration.Profile{Runs: []calibration.Run{{Key: calibration.RunKey("pytorch-eager", "lora r16 q,v", shape, lay),
 				TokensPerS: 50000}}},
 		},
+		"figures of zero are not filed": {
+			sp: training,
+			outputs: map[string]cty.Value{"tokens_per_s": cty.Zero, "calibration": cty.ObjectVal(map[string]cty.Value{
+				"gemm_tflops": cty.MapVal(map[string]cty.Value{"bf16": cty.Zero}),
+				"busbw_gbps":  cty.MapVal(map[string]cty.Value{"nvlink": cty.NumberIntVal(-1)}),
+			})},
+		},
+		"a calibration output of the wrong shape": {
+			sp: &StagePlan{},
+			outputs: map[string]cty.Value{"calibration": cty.ObjectVal(map[string]cty.Value{
+				"gemm_tflops": cty.MapVal(map[string]cty.Value{"bf16": cty.StringVal("fast")}),
+			})},
+			wantErr: `the stage's output calibration: gemm_tflops["bf16"]: number value is required`,
+		},
+		"a throughput that is not a number": {
+			sp:      training,
+			outputs: map[string]cty.Value{"tokens_per_s": cty.StringVal("many")},
+			wantErr: "the stage's outputs: tokens_per_s: number value is required",
+		},
 		"nothing measured": {
 			sp:      training,
 			outputs: map[string]cty.Value{"checkpoint": cty.StringVal("/ckpt")},
@@ -62,8 +82,9 @@ func TestCalibratorFilesMeasurements(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "calibration.json")
 			c := &calibrator{path: path}
-			if err := c.record(hw, tc.sp, tc.outputs); err != nil {
-				t.Fatal(err)
+			err := c.record(hw, tc.sp, tc.outputs)
+			if got := errorText(err); got != tc.wantErr {
+				t.Fatalf("record error %q, want %q", got, tc.wantErr)
 			}
 			f, err := calibration.Load(path)
 			if err != nil {
@@ -74,4 +95,11 @@ func TestCalibratorFilesMeasurements(t *testing.T) {
 			}
 		})
 	}
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
