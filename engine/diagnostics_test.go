@@ -18,6 +18,7 @@ import (
 	"github.com/gpuflow/gpuflow/dsl"
 	"github.com/gpuflow/gpuflow/engine"
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/sdk"
 	"github.com/gpuflow/gpuflow/plugins/train"
 )
 
@@ -180,7 +181,8 @@ func testPlugins(t testing.TB) engine.Plugins {
 
 // probeProvider serves the stage type "probe": a small body whose fields
 // exercise references, types and plugin diagnostics without a training
-// stage's required arguments.
+// stage's required arguments; and "note", a stage type without a
+// contract, which takes no meta-arguments.
 type probeProvider struct{}
 
 func (probeProvider) Schema(context.Context) (*api.Schema, error) {
@@ -197,28 +199,33 @@ func (probeProvider) Schema(context.Context) (*api.Schema, error) {
 				}},
 			},
 		},
+		"note": {Attributes: map[string]*api.Attribute{"text": {Type: cty.String}}},
 	}, Contracts: map[string]*api.StageContract{"probe": {
 		MetaArguments: []api.MetaArgument{{Name: api.MetaHardware}, {Name: api.MetaModel}, {Name: api.MetaLayout}},
 		Estimate:      &api.EstimateInputs{Work: api.WorkTrain},
 	}}}, nil
 }
 
+// probeArgs is what ValidateStage reads of a probe body; a value not known
+// yet is left nil and not checked.
+type probeArgs struct {
+	Ratio  *float64 `cty:"ratio"`
+	Checks []struct {
+		Limit *float64 `cty:"limit"`
+	} `cty:"check"`
+}
+
 // ValidateStage rejects a ratio outside [0, 1] and a negative check limit,
 // pointing at them by path as an out-of-process plugin would.
 func (probeProvider) ValidateStage(_ context.Context, req *api.StageRequest) (api.Diagnostics, error) {
-	var diags api.Diagnostics
-	if r := req.Config.GetAttr("ratio"); r.IsKnown() && !r.IsNull() {
-		if f, _ := r.AsBigFloat().Float64(); f < 0 || f > 1 {
-			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid ratio",
-				Detail: "ratio must lie between 0 and 1.", Path: cty.GetAttrPath("ratio")})
-		}
+	var args probeArgs
+	diags := sdk.Decode(req.Config, &args)
+	if r := args.Ratio; r != nil && (*r < 0 || *r > 1) {
+		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid ratio",
+			Detail: "ratio must lie between 0 and 1.", Path: cty.GetAttrPath("ratio")})
 	}
-	checks := req.Config.GetAttr("check")
-	if !checks.IsKnown() || checks.IsNull() {
-		return diags, nil
-	}
-	for i, c := range checks.AsValueSlice() {
-		if l := c.GetAttr("limit"); l.IsKnown() && !l.IsNull() && l.AsBigFloat().Sign() < 0 {
+	for i, c := range args.Checks {
+		if c.Limit != nil && *c.Limit < 0 {
 			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Invalid check limit",
 				Detail: "limit must be zero or more.", Path: cty.GetAttrPath("check").IndexInt(i).GetAttr("limit")})
 		}
