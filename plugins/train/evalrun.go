@@ -258,7 +258,7 @@ func adapters(weights, workDir string) (string, string, api.Diagnostics) {
 	}
 	if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
 		diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "No adapters", Path: at,
-			Detail: fmt.Sprintf("With base set, weights are a LoRA fine-tune's adapters: its checkpoint (stage.finetune.NAME.outputs.checkpoint, which holds %s) or outputs.adapters; %s has none. A fine-tune over several pipeline stages writes none: evaluate its merged weights (merge = true, outputs.merged) without base.", adaptersFile, p)})
+			Detail: fmt.Sprintf("With base set, weights are a LoRA fine-tune's adapters: its checkpoint (stage.finetune.NAME.outputs.checkpoint, which holds %s) or outputs.adapters; %s has none. A fine-tune writes it into its last checkpoint when it ends; for one stopped before its end, apply it again to finish it.", adaptersFile, p)})
 	}
 	return p, formatCheckpoint, diags
 }

@@ -118,6 +118,7 @@ def config(work, group, layout):
     if g["lora"]:
         cfg["lora"] = LORA
         cfg["export_peft"] = os.path.join(folder, "peft")
+        cfg["checkpoint"] = True  # the last checkpoint holds adapters.safetensors
     else:
         cfg["export_hf"] = os.path.join(folder, "hf")
     return folder, cfg
@@ -203,6 +204,26 @@ def exported(work, name, folder):
     return out, twice
 
 
+def adapters(work, name):
+    """The adapters.safetensors the trainer wrote into its last checkpoint."""
+    import glob
+    from safetensors.torch import load_file
+    paths = glob.glob(os.path.join(work, name, "ckpt", "**", "adapters.safetensors"), recursive=True)
+    return {k: v.float().numpy() for k, v in load_file(paths[0]).items()} if len(paths) == 1 else {}
+
+
+def adapters_difference(work, group, layout):
+    """adapters.safetensors against the single process's: the same names,
+    the same values to bf16's rounding (the file keeps bf16)."""
+    ref, got = adapters(work, f"{group}.ref"), adapters(work, f"{group}.{layout}")
+    if not ref or not got:
+        return "no adapters.safetensors", False
+    if sorted(ref) != sorted(got):
+        return f"adapters.safetensors keys differ ({len(got)} against {len(ref)})", False
+    worst = max(float(np.abs(got[k] - ref[k]).max() / max(np.abs(ref[k]).max(), 1e-12)) for k in ref)
+    return f"adapters.safetensors: {len(got)} tensors, {worst:.1e}", worst <= EXPORT_TOLERANCE
+
+
 def export_difference(work, group, layout, folder, tolerance):
     (ref, _), (got, twice) = exported(work, f"{group}.ref", folder), exported(work, f"{group}.{layout}", folder)
     if not ref or not got:
@@ -226,6 +247,8 @@ def row(work, group, layout, ref):
     good = rel <= TOLERANCE
     if GROUPS[group]["lora"]:
         peft, ok = export_difference(work, group, layout, "peft", ADAPTER_TOLERANCE)
+        own, own_ok = adapters_difference(work, group, layout)
+        peft, ok = f"{peft}; {own}", ok and own_ok
     else:
         peft, ok = export_difference(work, group, layout, "hf", EXPORT_TOLERANCE)
     good = good and ok

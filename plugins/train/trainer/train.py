@@ -558,21 +558,24 @@ class Trainer:
 
     def _export_adapters(self, checkpoint):
         """The adapters as one safetensors file beside the last checkpoint
-        (whole tensors, gathered from every rank), or the checkpoint itself
-        where a pipeline splits them."""
-        if self.layout.pp > 1 or not checkpoint:
+        (collective): whole tensors, gathered from their shards, each
+        pipeline stage's writer sending its stage's to rank 0, which writes
+        the file whole before it takes its name."""
+        if not checkpoint:
             return checkpoint
         from safetensors.torch import save_file
-        from torch.distributed.tensor import DTensor
-        tensors = {}
-        for fqn, p in self.parts[0].named_parameters():
-            if is_adapter(fqn):
-                full = p.full_tensor() if isinstance(p, DTensor) else p
-                tensors[fqn] = full.detach().to(torch.bfloat16).cpu().contiguous()
+        mine = {}
+        for fqn, full in hf.gathered(self.parts, is_adapter):
+            if self._is_writer():
+                mine[fqn] = full.to(torch.bfloat16).cpu().contiguous()
+        every = [None] * self.world if self.rank == 0 else None
+        dist.gather_object(mine, every, dst=0)
         path = os.path.join(checkpoint, "adapters.safetensors")
         if self.rank == 0:
+            tensors = {k: v for d in every for k, v in d.items()}
             meta = {"rank": str(self.lora.rank), "alpha": str(self.lora.alpha), "targets": ",".join(self.lora.targets)}
-            save_file(tensors, path, metadata=meta)
+            save_file(tensors, path + ".partial", metadata=meta)
+            os.replace(path + ".partial", path)
         dist.barrier()
         return path
 
