@@ -73,6 +73,7 @@ type LayoutSpec struct {
 	GradReduceDType   *string     `hcl:"grad_reduce_dtype,optional"`
 	OverlapGradReduce *bool       `hcl:"overlap_grad_reduce,optional"`
 	GradAccumFusion   *bool       `hcl:"grad_accumulation_fusion,optional"`
+	AsyncTPAllReduce  *bool       `hcl:"async_tp_allreduce,optional"`
 	Auto              *AutoLayout `hcl:"auto,block"`
 }
 

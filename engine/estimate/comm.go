@@ -75,6 +75,16 @@ func (k link) gatherOrScatter(bytes float64, n int) float64 {
 	return k.collective(bytes, n, 1)
 }
 
+// inputGradReduce is one column-parallel layer's input-gradient
+// collective: an all-reduce, or under sequence parallelism a
+// reduce-scatter of the same bytes.
+func (k link) inputGradReduce(bytes float64, n int, sequenceParallel bool) float64 {
+	if sequenceParallel {
+		return k.gatherOrScatter(bytes, n)
+	}
+	return k.allReduce(bytes, n)
+}
+
 func (k link) collective(bytes float64, n int, passes float64) float64 {
 	if n < 2 || k.busBW == 0 {
 		return 0

@@ -47,6 +47,7 @@ func (j *job) rate(prec string) float64 {
 type stepParts struct {
 	microCompute        float64 // one micro-batch's forward and backward
 	tp, pp, cp          float64 // per micro-batch
+	tpExposed           float64 // per micro-batch
 	cpExposed           float64 // per micro-batch
 	dp, dpExposed       float64 // per step, ZeRO-0..2
 	shardedPerMicro     float64 // ZeRO-3/FSDP gathers and scatters
@@ -60,7 +61,7 @@ func (j *job) time(e *Estimate) {
 	l := j.l
 	m := float64(j.micro)
 	vp := float64(layout.VirtualStages(l))
-	gpu := p.microCompute + p.tp + p.pp + p.cpExposed + p.shardedExposedMicro
+	gpu := p.microCompute + p.tpExposed + p.pp + p.cpExposed + p.shardedExposedMicro
 	micro := j.microTime(gpu, j.hostTime())
 	slots := m + float64(l.PP-1)/vp
 	e.StepTimeS = micro*slots + p.dpExposed + p.optimizer
@@ -69,7 +70,7 @@ func (j *job) time(e *Estimate) {
 	e.OptimizerS = p.optimizer
 	e.BubbleFraction = float64(l.PP-1) / (vp * m)
 	e.CommS = Comm{TP: p.tp * m, PP: p.pp * m, CP: p.cp * m, DP: p.dp + p.shardedPerMicro*m}
-	e.ExposedCommS = Comm{TP: p.tp * m, PP: p.pp * m, CP: p.cpExposed * m, DP: p.dpExposed + p.shardedExposedMicro*m}
+	e.ExposedCommS = Comm{TP: p.tpExposed * m, PP: p.pp * m, CP: p.cpExposed * m, DP: p.dpExposed + p.shardedExposedMicro*m}
 	tokensPerStep := float64(l.GlobalBatch) * float64(j.in.Model.SeqLen)
 	e.TokensPerS = tokensPerStep / e.StepTimeS
 	e.TokensPerSPerGPU = e.TokensPerS / float64(l.WorldSize())
@@ -404,6 +405,9 @@ func (j *job) group(kind string) layout.Group {
 // layers' output gradients in e5m2), half the bytes, while the
 // reduce-scatters stay in bf16; and every split tensor's scale comes
 // from an all-reduced maximum, one number each.
+// With the asynchronous all-reduce, the backward's two collectives of the
+// column-parallel layers' input gradients run beside those layers'
+// weight-gradient products and only their excess is exposed.
 func (j *job) tensorParallel(p *stepParts) {
 	l, s := j.l, j.in.Model
 	if l.TP == 1 {
@@ -416,6 +420,7 @@ func (j *job) tensorParallel(p *stepParts) {
 		pair = k.gatherOrScatter(bytes/2, l.TP) + k.gatherOrScatter(bytes, l.TP)
 	}
 	p.tp = j.layers * (j.tpAllReducesPerLayer()*pair + j.fp8ScaleReductions()*k.allReduce(4, l.TP))
+	p.tpExposed = p.tp - j.layers*j.tpHiddenPerLayer(k.inputGradReduce(bytes, l.TP, l.SequenceParallel))
 }
 
 // fp8Split is gpuflow's fp8 (dynamic per-tensor scales) on split weights.
@@ -442,6 +447,35 @@ func (j *job) fp8ScaleReductions() float64 {
 		forward *= 2
 	}
 	return forward + backward
+}
+
+// tpHiddenPerLayer is the part of one layer's input-gradient collectives
+// (each taking comm) that the weight-gradient products hide. The two
+// column-parallel products, q, k and v fused and the MLP's first (gate
+// and up fused under SwiGLU), each launch their input gradient's
+// collective and then compute their weight gradient, 2 x tokens x
+// hidden x out/tp FLOPs at the layout's precision, before waiting on it:
+// each hides at most its own collective. Under LoRA the frozen weights
+// have no weight-gradient product and the collective is waited on at
+// once.
+func (j *job) tpHiddenPerLayer(comm float64) float64 {
+	if !j.fw.AsyncTPAllReduce || j.in.LoRA != nil {
+		return 0
+	}
+	l, s := j.l, j.in.Model
+	tokens := float64(s.SeqLen / l.CP * l.MicroBatch)
+	qkv := float64(s.Heads*s.HeadDim() + 2*s.KVHeads*s.HeadDim())
+	up := float64(s.FFNHidden)
+	if s.Activation == model.ActivationSwiGLU {
+		up *= 2
+	}
+	rate := j.rate(precision(l))
+	var hidden float64
+	for _, out := range []float64{qkv, up} {
+		wgrad := 2 * tokens * float64(s.Hidden) * out / float64(l.TP) / rate
+		hidden += min(comm, wgrad)
+	}
+	return hidden
 }
 
 // tpAllReducesPerLayer counts a layer's activation all-reduces (or their

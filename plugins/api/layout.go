@@ -39,6 +39,11 @@ type Layout struct {
 	// accumulated one inside the weight-gradient product (Megatron-LM's
 	// gradient accumulation fusion) instead of in a separate pass.
 	GradAccumFusion *bool `json:"grad_accumulation_fusion,omitempty" cty:"grad_accumulation_fusion"`
+	// AsyncTPAllReduce runs the tensor-parallel all-reduce (reduce-scatter
+	// under sequence parallelism) of a column-parallel layer's input
+	// gradient behind the same layer's weight-gradient product
+	// (Megatron-LM's async tensor-model-parallel all-reduce).
+	AsyncTPAllReduce *bool `json:"async_tp_allreduce,omitempty" cty:"async_tp_allreduce"`
 }
 
 // WorldSize is the number of GPUs the layout occupies.

@@ -35,6 +35,7 @@ layout "published" {
   attention                = "materialized"
   overlap_grad_reduce      = false
   grad_accumulation_fusion = false
+  async_tp_allreduce       = false
 }
 
 stage "pretrain" "published" {

@@ -36,6 +36,7 @@ layout "published" {
   grad_reduce_dtype        = "fp16"
   overlap_grad_reduce      = true
   grad_accumulation_fusion = false
+  async_tp_allreduce       = false
 }
 
 stage "pretrain" "published" {

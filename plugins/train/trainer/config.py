@@ -67,6 +67,7 @@ class Layout:
     grad_reduce_dtype: str = ""
     overlap_grad_reduce: Optional[bool] = None
     grad_accumulation_fusion: Optional[bool] = None
+    async_tp_allreduce: Optional[bool] = None
 
 
 @dataclass
