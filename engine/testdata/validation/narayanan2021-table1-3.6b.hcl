@@ -5,7 +5,8 @@
 # Planned by TestPublishedScaling (engine/validation_test.go) as a new user
 # would write it: the layout as published, the framework's options of the
 # time (materialised attention, torch DDP overlapping,
-# gradients accumulated outside the weight-gradient product).
+# gradients accumulated outside the weight-gradient product, the input
+# gradients' TP all-reduce waited on before the weight-gradient product).
 
 hardware "cluster" {
   profile = "dgx-a100-80gb"
