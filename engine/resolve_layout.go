@@ -59,7 +59,7 @@ func resolveLayout(b *dsl.Layout) (*resolvedLayout, hcl.Diagnostics) {
 		l.GradReduceDType = *s.GradReduceDType
 	}
 	l.ScatterGather, l.OverlapGradReduce, l.GradAccumFusion = s.ScatterGather, s.OverlapGradReduce, s.GradAccumFusion
-	l.AsyncTPAllReduce = s.AsyncTPAllReduce
+	l.AsyncTPAllReduce, l.ScatterGatherGrads = s.AsyncTPAllReduce, s.ScatterGatherGrads
 	r.Layout = l
 	var diags hcl.Diagnostics
 	if s.Auto != nil {

@@ -64,6 +64,12 @@ type Framework struct {
 	// sequence parallelism (Megatron-LM); the layout's scatter_gather
 	// replaces it.
 	ScatterGather bool
+	// GradSendsWhole: with ScatterGather the forward's sends are split
+	// but every TP rank sends the backward's activation gradient whole
+	// (DeepSpeed's pipeline engine until September 2021, whose
+	// is_grad_partitioned was off). The layout's scatter_gather_grads
+	// replaces it.
+	GradSendsWhole bool
 	// GEMMsPerLayer is the matrix products one layer's forward launches
 	// (Megatron-LM fuses q, k and v, and gate and up: 4). Each pays the
 	// fixed per-product overhead; zero leaves the overhead in GEMMShare,
@@ -282,6 +288,9 @@ func (f Framework) withOptions(l layout.Layout) Framework {
 	}
 	if l.AsyncTPAllReduce != nil {
 		f.AsyncTPAllReduce = *l.AsyncTPAllReduce
+	}
+	if l.ScatterGatherGrads != nil {
+		f.GradSendsWhole = !*l.ScatterGatherGrads
 	}
 	reduce := f.GradCommBytes
 	switch {

@@ -42,6 +42,18 @@ func TestFrameworkOptions(t *testing.T) {
 			check:  func(b, g *Estimate) bool { return g.CommS.PP > 2*b.CommS.PP },
 			want:   "pipeline communication several times larger",
 		},
+		"gradients sent whole: the backward's sends as without scatter/gather": {
+			change: func(l *layout.Layout) { l.ScatterGatherGrads = &off },
+			check: func(b, g *Estimate) bool {
+				// Forward sends split, backward ones whole: halfway
+				// between scatter/gather on (the base) and off.
+				in := optionsBase()
+				in.Layout.ScatterGather = &off
+				whole, err := Compute(in)
+				return err == nil && g.CommS.PP > b.CommS.PP && within(g.CommS.PP, (b.CommS.PP+whole.CommS.PP)/2, 1e-9)
+			},
+			want: "pipeline communication halfway between scatter/gather on and off",
+		},
 		"bf16 gradient reduction halves the bytes and the main gradients": {
 			change: func(l *layout.Layout) { l.GradReduceDType = hardware.PrecisionBF16 },
 			check: func(b, g *Estimate) bool {

@@ -563,26 +563,34 @@ func (r ring) backward(step, grads float64) (total, exposed float64) {
 
 // pipelineParallel: each model chunk sends its output forward and
 // receives a gradient back, per micro-batch; sequence parallelism, or
-// the framework's scatter/gather, sends a 1/tp slice per TP rank.
+// the framework's scatter/gather, sends a 1/tp slice per TP rank, except
+// the gradients of a framework that sends them whole.
 func (j *job) pipelineParallel(p *stepParts) {
 	l, s := j.l, j.in.Model
 	if l.PP == 1 {
 		return
 	}
 	bytes := float64(s.SeqLen/l.CP*l.MicroBatch*s.Hidden) * 2
-	sends := 2 * float64(layout.VirtualStages(l))
+	chunks := float64(layout.VirtualStages(l))
 	sp := l.SequenceParallel && l.TP > 1
 	scatter := l.TP > 1 && j.fw.ScatterGather && !sp
-	var gather float64
+	k := j.links.forGroup(j.group(layout.KindPP))
+	whole := k.sendRecv(bytes)
+	if !sp && !scatter {
+		p.pp = 2 * chunks * whole
+		return
+	}
+	split := k.sendRecv(bytes / float64(l.TP))
 	if scatter {
 		// Each TP rank sends its 1/tp slice; the receiving stage
 		// all-gathers the whole activation over its TP group.
-		gather = j.links.forGroup(j.group(layout.KindTP)).gatherOrScatter(bytes, l.TP)
+		split += j.links.forGroup(j.group(layout.KindTP)).gatherOrScatter(bytes, l.TP)
 	}
-	if sp || scatter {
-		bytes /= float64(l.TP)
+	backward := split
+	if scatter && j.fw.GradSendsWhole {
+		backward = whole
 	}
-	p.pp = sends * (j.links.forGroup(j.group(layout.KindPP)).sendRecv(bytes) + gather)
+	p.pp = chunks * (split + backward)
 }
 
 // dataLink is the link of the data-parallel group (DP times CP): the

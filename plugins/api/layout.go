@@ -44,6 +44,10 @@ type Layout struct {
 	// gradient behind the same layer's weight-gradient product
 	// (Megatron-LM's async tensor-model-parallel all-reduce).
 	AsyncTPAllReduce *bool `json:"async_tp_allreduce,omitempty" cty:"async_tp_allreduce"`
+	// ScatterGatherGrads splits the backward's pipeline sends (activation
+	// gradients) over the TP ranks as ScatterGather does the forward's;
+	// DeepSpeed's pipeline engine sent them whole until September 2021.
+	ScatterGatherGrads *bool `json:"scatter_gather_grads,omitempty" cty:"scatter_gather_grads"`
 }
 
 // WorldSize is the number of GPUs the layout occupies.

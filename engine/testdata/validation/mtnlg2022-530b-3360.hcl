@@ -6,7 +6,9 @@
 # would write it: the layout as published, the framework's options of the
 # time (materialised attention, gradients reduced after the backward,
 # gradients accumulated outside the weight-gradient product, the input
-# gradients' TP all-reduce waited on before the weight-gradient product).
+# gradients' TP all-reduce waited on before the weight-gradient product,
+# the pipeline's gradient sends whole, as DeepSpeed's pipeline engine sent
+# them until September 29, 2021; the model was announced in October 2021).
 
 hardware "cluster" {
   profile = "dgx-a100-80gb"
@@ -37,6 +39,7 @@ layout "published" {
   overlap_grad_reduce      = false
   grad_accumulation_fusion = false
   async_tp_allreduce       = false
+  scatter_gather_grads     = false
 }
 
 stage "pretrain" "published" {

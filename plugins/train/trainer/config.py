@@ -68,6 +68,7 @@ class Layout:
     overlap_grad_reduce: Optional[bool] = None
     grad_accumulation_fusion: Optional[bool] = None
     async_tp_allreduce: Optional[bool] = None
+    scatter_gather_grads: Optional[bool] = None
 
 
 @dataclass
