@@ -72,6 +72,22 @@ variable "seed" {
   default     = 1
 }
 
+variable "vocab" {
+  type    = number
+  default = 128256
+}
+
+variable "seq_len" {
+  type    = number
+  default = 4096
+}
+
+variable "global_batch" {
+  type        = number
+  description = "Sequences a step; 0 takes one micro-batch."
+  default     = 0
+}
+
 variable "framework" {
   type        = string
   description = "gpuflow (compiled) or gpuflow-eager (no torch.compile)."
@@ -88,8 +104,8 @@ model "llama" {
   ffn_hidden      = var.ffn_hidden
   heads           = var.heads
   kv_heads        = var.kv_heads
-  vocab           = 128256
-  seq_len         = 4096
+  vocab           = var.vocab
+  seq_len         = var.seq_len
   tied_embeddings = var.tied
   activation      = "swiglu"
 }
@@ -98,7 +114,7 @@ layout "one" {
   dp           = 1
   fsdp         = var.fsdp
   micro_batch  = var.micro_batch
-  global_batch = var.micro_batch
+  global_batch = var.global_batch == 0 ? var.micro_batch : var.global_batch
   recompute    = var.recompute
   precision    = var.precision
 }
