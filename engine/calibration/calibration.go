@@ -43,6 +43,12 @@ type FrameworkFit struct {
 	AllocatorSlack float64 `json:"allocator_slack,omitempty"`
 	// HostSPerLayer is the host's time to launch one layer's work.
 	HostSPerLayer float64 `json:"host_s_per_layer"`
+	// HostSPerLayerAlone and HostSPerStepAlone: the host's time per layer
+	// and micro-batch, and per step, on one GPU alone, where the
+	// framework runs without its sharding hooks and nothing ties the host
+	// to the GPU within a step.
+	HostSPerLayerAlone float64 `json:"host_s_per_layer_alone,omitempty"`
+	HostSPerStepAlone  float64 `json:"host_s_per_step_alone,omitempty"`
 	// HostSPerTPCollectiveSpread is the spread of the host time added at
 	// each tensor-parallel collective, and CouplingExponent how host and
 	// GPU times combine under tensor or pipeline parallelism.

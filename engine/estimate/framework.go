@@ -160,6 +160,14 @@ type Framework struct {
 	// backward for one micro-batch. A micro-batch takes at least its
 	// layers' host time: small models wait on the CPU, not the GPU.
 	HostSPerLayer float64
+	// HostSPerLayerAlone and HostSPerStepAlone replace HostSPerLayer on
+	// one GPU alone without FSDP2 (AloneWithoutFSDP2): no FSDP2 hooks run
+	// per layer, and with no collective to wait at, the host runs ahead of
+	// the GPU through the whole step, so the step takes the longer of the
+	// GPU's work and the host's (micro-batches x layers x per layer, plus
+	// per step: the batch, the optimizer and the casts). Zero where not
+	// measured: the plan then keeps HostSPerLayer per micro-batch.
+	HostSPerLayerAlone, HostSPerStepAlone float64
 	// HostSPerTPCollectiveSpread is the spread (standard deviation) of
 	// one rank's host time to each tensor-parallel collective: under
 	// DTensor every collective is dispatched from Python and every rank

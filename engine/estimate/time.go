@@ -66,6 +66,11 @@ func (j *job) time(e *Estimate) {
 	slots := m + float64(l.PP-1)/vp
 	e.StepTimeS = micro*slots + p.dpExposed + p.optimizer
 	e.HostWaitS = (micro - gpu) * slots
+	if j.hostAhead() {
+		gpuStep := gpu*m + p.optimizer
+		e.StepTimeS = max(gpuStep, m*j.hostTime()+j.fw.HostSPerStepAlone)
+		e.HostWaitS = e.StepTimeS - gpuStep
+	}
 	e.ComputeS = p.microCompute * m
 	e.OptimizerS = p.optimizer
 	e.BubbleFraction = float64(l.PP-1) / (vp * m)
@@ -95,6 +100,9 @@ func (j *job) parts() stepParts {
 // GPU; the GPU cannot finish them sooner.
 func (j *job) hostTime() float64 {
 	perLayer := j.fw.HostSPerLayer
+	if j.hostAhead() {
+		perLayer = j.fw.HostSPerLayerAlone
+	}
 	if j.l.TP > 1 {
 		// Only the forward's and backward's own collectives: the
 		// recomputed forward's added no measurable wait (UF against U).
@@ -106,6 +114,10 @@ func (j *job) hostTime() float64 {
 	}
 	return j.layers * perLayer
 }
+
+// hostAhead: one GPU alone without FSDP2, where the host runs ahead of
+// the GPU through the whole step (Framework.HostSPerLayerAlone).
+func (j *job) hostAhead() bool { return j.alone() && j.fw.HostSPerLayerAlone > 0 }
 
 // expectedMax is the expected largest of n standard normal draws (Blom's
 // approximation: 0.589 at n = 2 against the exact 0.564, within 2% of the

@@ -55,7 +55,8 @@ func trainer(name string, compiled bool) Framework {
 		AllocatorSlack: fit.AllocatorSlack,
 		OverlapDP:      true, FSDP2: true, AloneWithoutFSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
 		FP8HeadBF16: true, FP8DynamicScaling: true,
-		HostSPerLayer: fit.HostSPerLayer, HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
+		HostSPerLayer: fit.HostSPerLayer, HostSPerLayerAlone: fit.HostSPerLayerAlone, HostSPerStepAlone: fit.HostSPerStepAlone,
+		HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
 	if !compiled {
 		f.LogitBytes = trainerEagerLogitBytes
 	}

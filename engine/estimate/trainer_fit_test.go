@@ -213,3 +213,50 @@ func TestTrainerCouplingFit(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainerHostAheadFit refits the host's time on one GPU alone without
+// FSDP2 (Framework.HostSPerLayerAlone, HostSPerStepAlone) to the
+// full-model runs of that trainer whose plan waits for the host: the
+// measured step against micro-batches x layers, by least squares
+// (go test -v -run TestTrainerHostAheadFit ./engine/estimate/), and fails
+// if either constant drifts from its fit.
+func TestTrainerHostAheadFit(t *testing.T) {
+	t.Parallel()
+	var rows [][]float64
+	var y, w []float64
+	var names []string
+	for name, r := range trainerRuns(t) {
+		if r.call <= lastCallFSDP2OnOneGPU || r.in.Layout.WorldSize() != 1 || r.in.LoRA != nil || r.in.Framework != FrameworkGpuflow {
+			continue
+		}
+		e, err := Compute(r.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.HostWaitS == 0 {
+			continue
+		}
+		micro := float64(max(1, r.in.Layout.GradAccumulation()))
+		rows = append(rows, []float64{micro * float64(r.in.Model.Layers), 1})
+		y = append(y, float64(r.in.Layout.GlobalBatch*r.in.Model.SeqLen)/r.tokensPerS)
+		w = append(w, 1)
+		names = append(names, name)
+	}
+	if len(rows) < 3 {
+		t.Fatalf("%d host-bound runs without FSDP2 on one GPU (%v); the fit needs at least 3", len(rows), names)
+	}
+	fit := leastSquares(rows, y, w)
+	compiled := trainerFits[FrameworkGpuflow]
+	for _, c := range []struct {
+		name          string
+		fitted, value float64
+	}{
+		{"host per layer and micro-batch, one GPU alone (s)", fit[0], compiled.HostSPerLayerAlone},
+		{"host per step, one GPU alone (s)", fit[1], compiled.HostSPerStepAlone},
+	} {
+		t.Logf("%s: fit %.4g over %d runs, constant %.4g", c.name, c.fitted, len(rows), c.value)
+		if !within(c.fitted, c.value, 0.03) {
+			t.Errorf("%s: constant %.4g, refit gives %.4g (tolerance 3%%)", c.name, c.value, c.fitted)
+		}
+	}
+}
