@@ -5,7 +5,8 @@ parallelism), trains it on the same data for 50 steps, and must give the
 single process's fp8 losses within TOLERANCE at every step and its
 gradients of the first step within GRAD_TOLERANCE (a data-parallel
 layout's within fp8's own rounding: see below). A single fp32 process
-and an fp32 tp2 run beside them show how far fp8 itself moves the loss.
+and an fp32 tp2 run with sequence parallelism beside them show how far
+fp8 itself moves the loss.
 
   python3 fp8tp_check.py WORK --trainer DIR [--md OUT.md] [--timeout S]
 
@@ -156,7 +157,10 @@ def result(work, name):
     path = os.path.join(work, name, "losses.json")
     if not os.path.exists(path) or not os.path.exists(os.path.join(work, name, "grads.pt")):
         err = os.path.join(work, name, "stderr.log")
-        tail = open(err).read().strip().splitlines()[-1:] if os.path.exists(err) else []
+        tail = []
+        if os.path.exists(err):
+            with open(err) as f:
+                tail = f.read().strip().splitlines()[-1:]
         return None, None, " ".join(tail)[:300] or "no result"
     return json.load(open(path)), torch.load(os.path.join(work, name, "grads.pt")), ""
 
@@ -220,6 +224,8 @@ def main():
     if a.worker:
         worker(a)
         return
+    if not a.work:
+        ap.error("WORK, the folder the runs write into, is required")
     trainer = os.path.abspath(a.trainer)
     with concurrent.futures.ThreadPoolExecutor(len(RUNS)) as pool:
         for f in concurrent.futures.as_completed([pool.submit(run, a.work, trainer, p, l, a.timeout) for p, l in RUNS]):

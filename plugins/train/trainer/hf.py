@@ -190,24 +190,32 @@ def export_model(folder, parts, to_hf, keep, dtype, is_writer, stage):
     finish(tmp, writer, dtype)
 
 
-def export_adapters(folder, parts, module_to_hf, is_writer, stage):
-    """Writes LoRA adapters under PEFT's names, in fp32 as PEFT keeps them
-    (collective). The adapter file is one file, so every pipeline stage's
-    writer sends its tensors to rank 0, which writes it."""
-    from safetensors.torch import save_file
-    tmp = begin(folder)
+def adapters_at_rank0(parts, is_writer):
+    """Every LoRA adapter, whole, as {fqn: CPU tensor} at rank 0 and None
+    elsewhere (collective): each pipeline stage's writer sends its stage's
+    adapters, gathered from their shards, to rank 0."""
     mine = {}
     for fqn, full in gathered(parts, lambda k: ".lora_a." in k or ".lora_b." in k):
         if is_writer:
-            module, which = fqn.rsplit(".lora_", 1)
-            ab = "lora_A" if which.startswith("a") else "lora_B"
-            mine[f"base_model.model.{module_to_hf(module)}.{ab}.weight"] = full.float().cpu().contiguous()
+            mine[fqn] = full.cpu().contiguous()
     every = [None] * dist.get_world_size() if dist.get_rank() == 0 else None
     dist.gather_object(mine, every, dst=0)
+    if dist.get_rank() != 0:
+        return None
+    return {fqn: t for d in every for fqn, t in d.items()}
+
+
+def export_adapters(folder, adapters, module_to_hf):
+    """Writes LoRA adapters (adapters_at_rank0's) under PEFT's names, in
+    fp32 as PEFT keeps them, as one file (collective; rank 0 writes)."""
+    from safetensors.torch import save_file
+    tmp = begin(folder)
     if dist.get_rank() == 0:
         tensors = {}
-        for d in every:
-            tensors.update(d)
+        for fqn, t in adapters.items():
+            module, which = fqn.rsplit(".lora_", 1)
+            ab = "lora_A" if which.startswith("a") else "lora_B"
+            tensors[f"base_model.model.{module_to_hf(module)}.{ab}.weight"] = t.float().contiguous()
         save_file(tensors, os.path.join(tmp, "adapter_model.safetensors"), metadata={"format": "pt"})
         manifest = {"files": {"adapter_model.safetensors": sorted(tensors)},
                     "size_bytes": sum(t.numel() * 4 for t in tensors.values()), "dtype": "float32"}

@@ -325,9 +325,10 @@ class Trainer:
         if validated:
             result["valid_loss"], result["valid_perplexity"] = validated
         if self.lora:
-            result["adapters"] = self._export_adapters(last)
+            adapters = hf.adapters_at_rank0(self.parts, self._is_writer())
+            result["adapters"] = self._export_adapters(last, adapters)
             if cfg.export_peft:
-                hf.export_adapters(cfg.export_peft, self.parts, self.family.module_to_hf, self._is_writer(), self.pp_rank)
+                hf.export_adapters(cfg.export_peft, adapters, self.family.module_to_hf)
             if cfg.merge:
                 result["merged"] = self._merge(steps, loss)
         if cfg.export_hf:
@@ -556,23 +557,16 @@ class Trainer:
         self.rep.emit("checkpoint", step=step, path=path)
         return path
 
-    def _export_adapters(self, checkpoint):
-        """The adapters as one safetensors file beside the last checkpoint
-        (collective): whole tensors, gathered from their shards, each
-        pipeline stage's writer sending its stage's to rank 0, which writes
-        the file whole before it takes its name."""
+    def _export_adapters(self, checkpoint, adapters):
+        """The adapters (hf.adapters_at_rank0's) as one safetensors file in
+        bf16 beside the last checkpoint, written whole by rank 0 before it
+        takes its name (collective)."""
         if not checkpoint:
             return checkpoint
         from safetensors.torch import save_file
-        mine = {}
-        for fqn, full in hf.gathered(self.parts, is_adapter):
-            if self._is_writer():
-                mine[fqn] = full.to(torch.bfloat16).cpu().contiguous()
-        every = [None] * self.world if self.rank == 0 else None
-        dist.gather_object(mine, every, dst=0)
         path = os.path.join(checkpoint, "adapters.safetensors")
         if self.rank == 0:
-            tensors = {k: v for d in every for k, v in d.items()}
+            tensors = {fqn: t.to(torch.bfloat16).contiguous() for fqn, t in adapters.items()}
             meta = {"rank": str(self.lora.rank), "alpha": str(self.lora.alpha), "targets": ",".join(self.lora.targets)}
             save_file(tensors, path + ".partial", metadata=meta)
             os.replace(path + ".partial", path)
