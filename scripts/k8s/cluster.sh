@@ -291,7 +291,9 @@ start() {
 
 stop_all() {
   for p in jobset kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_pid "$dir/$p.pid"; done
-  rm -rf "$dir/etcd"
+  # The kubeconfig names a cluster that is gone: without it the tests
+  # skip (or fail under GPUFLOW_REQUIRE_K8S=1) instead of waiting on it.
+  rm -rf "$dir/etcd" "$dir/kubeconfig"
 }
 
 case "${1:-start}" in
