@@ -45,22 +45,13 @@ type parquetChats struct {
 // openParquetChats opens name and finds its conversation column. A file
 // that is not Parquet or has no such column is a *RecordError at the file.
 func openParquetChats(name string) (*parquetChats, error) {
-	f, err := os.Open(name)
+	f, file, err := openParquetFile(name)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	fail := func(format string, args ...any) (*parquetChats, error) {
 		f.Close()
-		return nil, &RecordError{Pos: Position{File: name}, Reason: fmt.Sprintf(format, args...)}
-	}
-	file, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return fail("not a readable Parquet file: %v", err)
+		return nil, fileError(name, format, args...)
 	}
 	var conv, tools parquet.Field
 	for _, field := range file.Schema().Fields() {

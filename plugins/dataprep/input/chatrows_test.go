@@ -60,6 +60,7 @@ func TestParquetChats(t *testing.T) {
 	writeParquet(t, noColumn, flatRows("a"), 10)
 	notList := filepath.Join(dir, "text.parquet")
 	writeParquet(t, notList, []textRow{{Messages: "hi"}}, 10)
+	notParquet := writeFile(t, dir, "chat.parquet", "this is not parquet\n")
 	jsonl := writeFile(t, dir, "more.jsonl", `{"messages":[{"role":"user","content":"line"}]}`+"\n")
 
 	tests := map[string]struct {
@@ -78,6 +79,10 @@ func TestParquetChats(t *testing.T) {
 		}},
 		"no conversation column": {files: []string{noColumn}, want: []string{
 			"error: " + noColumn + `: no "messages" or "conversations" column; the columns are "id", "text"`,
+		}},
+		"not parquet, then JSONL": {files: []string{notParquet, jsonl}, want: []string{
+			"error: " + notParquet + ": not a readable Parquet file: invalid magic header of parquet file: \"this\"",
+			jsonl + `:1: {"messages":[{"role":"user","content":"line"}]}`,
 		}},
 		"not a list": {files: []string{notList}, want: []string{
 			"error: " + notList + `: column "messages" is not a list; want a list of messages (role and content, or from and value)`,

@@ -35,22 +35,13 @@ type parquetRows struct {
 // not Parquet, or lacks the column, or holds no strings in it, is a
 // *RecordError at the file, which a caller may skip like a bad record.
 func openParquet(name string, path []string) (*parquetRows, error) {
-	f, err := os.Open(name)
+	f, file, err := openParquetFile(name)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	fail := func(format string, args ...any) (*parquetRows, error) {
 		f.Close()
-		return nil, &RecordError{Pos: Position{File: name}, Reason: fmt.Sprintf(format, args...)}
-	}
-	file, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return fail("not a readable Parquet file: %v", err)
+		return nil, fileError(name, format, args...)
 	}
 	dotted := strings.Join(path, ".")
 	leaf, ok := file.Schema().Lookup(path...)
@@ -65,6 +56,33 @@ func openParquet(name string, path []string) (*parquetRows, error) {
 	}
 	return &parquetRows{name: name, f: f, file: file, column: leaf.ColumnIndex, path: dotted,
 		buf: make([]parquet.Value, parquetBatch)}, nil
+}
+
+// openParquetFile opens name and reads its Parquet footer; the caller
+// closes the returned file. A file that is not Parquet is a *RecordError
+// at the file. Page indexes and bloom filters are not read: rows are
+// streamed in order, never looked up.
+func openParquetFile(name string) (*os.File, *parquet.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	file, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		f.Close()
+		return nil, nil, fileError(name, "not a readable Parquet file: %v", err)
+	}
+	return f, file, nil
+}
+
+// fileError is a *RecordError at the file name as a whole.
+func fileError(name, format string, args ...any) error {
+	return &RecordError{Pos: Position{File: name}, Reason: fmt.Sprintf(format, args...)}
 }
 
 func columnList(s *parquet.Schema) string {
