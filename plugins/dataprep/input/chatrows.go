@@ -29,6 +29,7 @@ type parquetChats struct {
 	name   string
 	f      *os.File
 	file   *parquet.File
+	schema *parquet.Schema
 	fields []parquet.Field
 	group  int
 	row    int64
@@ -53,8 +54,13 @@ func openParquetChats(name string) (*parquetChats, error) {
 		f.Close()
 		return nil, fileError(name, format, args...)
 	}
+	root, err := threeLevel("", file.Root())
+	if err != nil {
+		return fail("%v", err)
+	}
+	schema := parquet.NewSchema(file.Schema().Name(), root)
 	var conv, tools parquet.Field
-	for _, field := range file.Schema().Fields() {
+	for _, field := range schema.Fields() {
 		switch {
 		case conv == nil && slices.Contains(conversationColumns, field.Name()):
 			conv = field
@@ -72,7 +78,7 @@ func openParquetChats(name string) (*parquetChats, error) {
 	if tools != nil {
 		fields = append(fields, tools)
 	}
-	return &parquetChats{name: name, f: f, file: file, fields: fields,
+	return &parquetChats{name: name, f: f, file: file, schema: schema, fields: fields,
 		buf: make([]parquet.Row, 64), value: map[string]any{}}, nil
 }
 
@@ -108,7 +114,7 @@ func (p *parquetChats) next() (Record, error) {
 	pos := p.pos()
 	p.row++
 	clear(p.value)
-	if err := p.file.Schema().Reconstruct(&p.value, row); err != nil {
+	if err := p.schema.Reconstruct(&p.value, row); err != nil {
 		return Record{Pos: pos}, &RecordError{Pos: pos, Reason: fmt.Sprintf("row cannot be read: %v", err)}
 	}
 	if err := p.record(); err != nil {
@@ -151,7 +157,7 @@ func (p *parquetChats) record() error {
 }
 
 // writeValue writes v, read from the column node n, as JSON.
-func writeValue(b *bytes.Buffer, n parquet.Node, v any) error {
+func writeValue(b *bytes.Buffer, n parquet.Field, v any) error {
 	switch t := v.(type) {
 	case nil:
 		b.WriteString("null")
@@ -159,7 +165,10 @@ func writeValue(b *bytes.Buffer, n parquet.Node, v any) error {
 	case []any:
 		elem := n
 		if logicalIs[*format.ListType](n) {
-			elem = n.Fields()[0].Fields()[0]
+			var err error
+			if elem, _, err = listElement(n); err != nil {
+				return err
+			}
 		}
 		b.WriteByte('[')
 		for i, e := range t {
@@ -191,9 +200,9 @@ func writeValue(b *bytes.Buffer, n parquet.Node, v any) error {
 
 // writeObject writes a struct in its schema's field order, leaving out
 // null fields, or a Parquet MAP with its keys sorted.
-func writeObject(b *bytes.Buffer, n parquet.Node, m map[string]any) error {
+func writeObject(b *bytes.Buffer, n parquet.Field, m map[string]any) error {
 	var keys []string
-	fields := map[string]parquet.Node{}
+	fields := map[string]parquet.Field{}
 	if n.Leaf() || logicalIs[*format.MapType](n) {
 		for k := range m {
 			keys = append(keys, k)

@@ -139,3 +139,98 @@ func TestParquetChatsCorruptRowGroup(t *testing.T) {
 		t.Errorf("record 3 = %q, want %q", got[3], want)
 	}
 }
+
+// listGroup is a LIST-annotated group of any shape, as older writers made
+// them, which the Parquet library's own list constructor does not.
+type listGroup struct{ parquet.Group }
+
+func (listGroup) Type() parquet.Type { return parquet.List(parquet.String()).Type() }
+
+// writeParquetRows writes rows of the schema root, built value by value.
+func writeParquetRows(t *testing.T, path string, root parquet.Node, rows ...parquet.Row) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, parquet.NewSchema("chat", root))
+	if _, err := w.WriteRows(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestParquetChatsListLayouts reads lists in the two-level layouts of
+// older writers by the Parquet format's backward-compatibility rules.
+func TestParquetChatsListLayouts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	str := func(s string, rep, def, col int) parquet.Value { return parquet.ValueOf(s).Level(rep, def, col) }
+	null := func(col int) parquet.Value { return parquet.Value{}.Level(0, 0, col) }
+	oneField := func(name string) parquet.Node {
+		return parquet.Group{"messages": parquet.Optional(listGroup{parquet.Group{
+			name: parquet.Repeated(parquet.Group{"role": parquet.String()})}})}
+	}
+	oneFieldRow := parquet.Row{str("user", 0, 2, 0), str("assistant", 1, 2, 0)}
+
+	structs := filepath.Join(dir, "structs.parquet")
+	writeParquetRows(t, structs, parquet.Group{
+		"messages": parquet.Optional(listGroup{parquet.Group{"msg": parquet.Repeated(parquet.Group{
+			"content": parquet.String(), "role": parquet.String()})}}),
+		"tools": parquet.Optional(listGroup{parquet.Group{"tool": parquet.Repeated(parquet.String())}}),
+	},
+		parquet.Row{str("Hi", 0, 2, 0), str("Hello.", 1, 2, 0), str("user", 0, 2, 1), str("assistant", 1, 2, 1), str("add", 0, 2, 2), str("sub", 1, 2, 2)},
+		parquet.Row{str("x", 0, 2, 0), str("user", 0, 2, 1), null(2)},
+	)
+	array := filepath.Join(dir, "array.parquet")
+	writeParquetRows(t, array, oneField("array"), oneFieldRow)
+	tuple := filepath.Join(dir, "tuple.parquet")
+	writeParquetRows(t, tuple, oneField("messages_tuple"), oneFieldRow)
+	threeLevel := filepath.Join(dir, "three.parquet")
+	writeParquetRows(t, threeLevel, oneField("list"), oneFieldRow)
+	nested := filepath.Join(dir, "nested.parquet")
+	writeParquetRows(t, nested, parquet.Group{
+		"messages": parquet.Optional(listGroup{parquet.Group{"list": parquet.Repeated(parquet.Group{"element": parquet.Group{
+			"role":       parquet.String(),
+			"tool_calls": parquet.Optional(listGroup{parquet.Group{"call": parquet.Repeated(parquet.String())}}),
+		}})}})},
+		parquet.Row{str("assistant", 0, 2, 0), str("add", 0, 4, 1), str("sub", 2, 4, 1)})
+	malformed := filepath.Join(dir, "malformed.parquet")
+	writeParquetRows(t, malformed, parquet.Group{
+		"messages": parquet.Optional(listGroup{parquet.Group{"role": parquet.String()}})})
+
+	tests := map[string]struct {
+		file string
+		want []string
+	}{
+		"two-level structs and strings": {file: structs, want: []string{
+			structs + `: row group 0, row 0: {"messages":[{"content":"Hi","role":"user"},{"content":"Hello.","role":"assistant"}],"tools":["add","sub"]}`,
+			structs + `: row group 0, row 1: {"messages":[{"content":"x","role":"user"}]}`,
+		}},
+		"one-field group named array is the element": {file: array, want: []string{
+			array + `: row group 0, row 0: {"messages":[{"role":"user"},{"role":"assistant"}]}`,
+		}},
+		"one-field group named for the list is the element": {file: tuple, want: []string{
+			tuple + `: row group 0, row 0: {"messages":[{"role":"user"},{"role":"assistant"}]}`,
+		}},
+		"one-field group otherwise wraps the element": {file: threeLevel, want: []string{
+			threeLevel + `: row group 0, row 0: {"messages":["user","assistant"]}`,
+		}},
+		"two-level inside three-level": {file: nested, want: []string{
+			nested + `: row group 0, row 0: {"messages":[{"role":"assistant","tool_calls":["add","sub"]}]}`,
+		}},
+		"no repeated field": {file: malformed, want: []string{
+			"error: " + malformed + `: column "messages": a LIST group holds exactly one repeated field by the Parquet format; this one does not`,
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, readRecords(t, NewChatDecoder().NewReader([]string{tc.file}))); diff != "" {
+				t.Errorf("records (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
