@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -18,7 +19,8 @@ var byteUnits = map[string]float64{
 }
 
 // ParseBytes reads a size such as "4GiB", "512 MiB", "1e9" or "8GB"
-// (binary units are powers of 1024, decimal ones of 1000).
+// (binary units are powers of 1024, decimal ones of 1000). The size must
+// come to a whole number of bytes that an int64 holds.
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != 'e' && r != 'E' && r != '+' })
@@ -28,10 +30,23 @@ func ParseBytes(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	scale, ok := byteUnits[unit]
-	if err != nil || !ok || v < 0 || math.IsInf(v*scale, 0) {
+	if (err != nil && !errors.Is(err, strconv.ErrRange)) || !ok || v < 0 {
 		return 0, fmt.Errorf("%q is not a size; write a number of bytes or one with a unit such as \"4GiB\" or \"500MB\"", s)
 	}
-	return int64(v * scale), nil
+	tooLarge := fmt.Errorf("%q is larger than the largest size, %d bytes", s, int64(math.MaxInt64))
+	if v*scale > math.MaxInt64 {
+		return 0, tooLarge
+	}
+	// Exact arithmetic: "1.1KB" is 1100 bytes, which float64 misses.
+	size, _ := new(big.Rat).SetString(num)
+	size.Mul(size, new(big.Rat).SetFloat64(scale))
+	if !size.IsInt() {
+		return 0, fmt.Errorf("%q is %s bytes, not a whole number of bytes", s, size.FloatString(3))
+	}
+	if !size.Num().IsInt64() {
+		return 0, tooLarge
+	}
+	return size.Num().Int64(), nil
 }
 
 // decodeBytes reads a size written as a whole number of bytes or as a
