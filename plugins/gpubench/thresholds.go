@@ -38,10 +38,11 @@ func (t *AnyThresholds) DecodeCty(v cty.Value) error {
 
 // decodePerKey reads one number for every key of allowed, or a map or
 // object by key, keys among allowed unless it is nil; null entries are
-// left out.
+// left out. With allowed nil the keys are open, so one number cannot
+// stand for all of them and is refused.
 func decodePerKey(v cty.Value, allowed []string, out *map[string]float64) error {
 	m := map[string]float64{}
-	if v.Type() == cty.Number {
+	if v.Type() == cty.Number && allowed != nil {
 		f, _ := v.AsBigFloat().Float64()
 		for _, k := range allowed {
 			m[k] = f
@@ -50,7 +51,7 @@ func decodePerKey(v cty.Value, allowed []string, out *map[string]float64) error 
 		return nil
 	}
 	if !v.Type().IsMapType() && !v.Type().IsObjectType() {
-		return &sdk.ValueError{Summary: "Invalid threshold", Detail: fmt.Sprintf("The threshold must be a number or a map by %s.", strings.Join(allowed, ", "))}
+		return &sdk.ValueError{Summary: "Invalid threshold", Detail: perKeyForm(allowed)}
 	}
 	for it := v.ElementIterator(); it.Next(); {
 		k, e := it.Element()
@@ -68,4 +69,12 @@ func decodePerKey(v cty.Value, allowed []string, out *map[string]float64) error 
 	}
 	*out = m
 	return nil
+}
+
+// perKeyForm says how a value by key is written.
+func perKeyForm(allowed []string) string {
+	if allowed == nil {
+		return "The value must be a map of numbers by key."
+	}
+	return fmt.Sprintf("The threshold must be a number or a map by %s.", strings.Join(allowed, ", "))
 }
