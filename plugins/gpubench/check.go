@@ -134,6 +134,10 @@ func (c *checker) checkNCCL(n *NCCLConfig) {
 		ops[i] = string(o)
 	}
 	c.oneOf(at("nccl", "ops"), &ops, opNames(), []string{string(node.AllReduce)})
+	n.Ops = make([]node.Op, len(ops))
+	for i, o := range ops {
+		n.Ops[i] = node.Op(o)
+	}
 	c.atLeast(at("nccl", "factor"), &n.Factor, 2, 4)
 	c.checkCopies("nccl", &n.Warmup, &n.Iters, 5, 20)
 	c.seconds(at("nccl", "min_batch_s"), &n.MinSeconds, 0.05)

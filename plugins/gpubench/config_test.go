@@ -182,3 +182,43 @@ func TestDecodeUnknownTakesDefault(t *testing.T) {
 		t.Errorf("unknown iters: cfg %+v unknown=%v diags %+v", cfg.GEMM, cfg.Unknown, diags)
 	}
 }
+
+// TestDecodeErrorPutsDefaultBack: a list refused is replaced by its
+// default, as the checker promises, so nothing after the error works on
+// the bad value.
+func TestDecodeErrorPutsDefaultBack(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		src  string
+		got  func(Config) any
+		want any
+	}{
+		"unknown dtype": {
+			src:  `gemm { dtypes = ["bf16", "int4"] }`,
+			got:  func(c Config) any { return c.GEMM.DTypes },
+			want: gemmDTypes,
+		},
+		"unknown collective": {
+			src:  `nccl { ops = ["all_reduce", "allreduce"] }`,
+			got:  func(c Config) any { return c.NCCL.Ops },
+			want: []node.Op{node.AllReduce},
+		},
+		"no collective": {
+			src:  `nccl { ops = [] }`,
+			got:  func(c Config) any { return c.NCCL.Ops },
+			want: []node.Op{node.AllReduce},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, diags := DecodeConfig(decodeHCL(t, tc.src))
+			if len(diags) != 1 || diags[0].Severity != api.Error {
+				t.Fatalf("diagnostics = %+v, want one error", diags)
+			}
+			if diff := cmp.Diff(tc.want, tc.got(cfg)); diff != "" {
+				t.Errorf("value after the error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
