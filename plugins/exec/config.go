@@ -51,8 +51,13 @@ func decodeConfig(v cty.Value) (config, api.Diagnostics) {
 	diags := sdk.Decode(v, &b)
 	cfg := config{Command: b.Command, Env: b.Env, Dir: b.Dir, unknown: b.Unknown,
 		timeoutSet: b.Timeout != nil || b.Unknown.Attr("timeout")}
-	if !b.Unknown.Attr("command") {
+	switch {
+	case !b.Unknown.Attr("command"):
 		diags = append(diags, checkCommand(b.Command)...)
+	case emptyProgram(v):
+		// Later arguments are known only at apply time; the program is
+		// known now and can be refused now.
+		diags = append(diags, checkCommand([]string{""})...)
 	}
 	diags = append(diags, checkEnv(b.Env)...)
 	if b.Timeout != nil {
@@ -83,6 +88,13 @@ func checkCommand(argv []string) api.Diagnostics {
 		}}
 	}
 	return nil
+}
+
+// emptyProgram says whether the body v names a known, empty program as
+// command[0].
+func emptyProgram(v cty.Value) bool {
+	program, err := cty.GetAttrPath("command").IndexInt(0).Apply(v)
+	return err == nil && program.Type() == cty.String && program.IsKnown() && !program.IsNull() && program.AsString() == ""
 }
 
 func checkEnv(env map[string]string) api.Diagnostics {

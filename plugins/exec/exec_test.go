@@ -53,15 +53,18 @@ func TestValidate(t *testing.T) {
 		body cty.Value
 		want []diag
 	}{
-		"minimal":      {body(map[string]cty.Value{"command": command("true")}), nil},
-		"all":          {body(map[string]cty.Value{"command": command("true"), "env": cty.MapVal(map[string]cty.Value{"A": cty.StringVal("1")}), "dir": cty.StringVal("d"), "timeout": cty.StringVal("10m")}), nil},
-		"empty":        {body(map[string]cty.Value{"command": cty.ListValEmpty(cty.String)}), []diag{{"Empty command", cty.GetAttrPath("command")}}},
-		"empty prog":   {body(map[string]cty.Value{"command": command("", "x")}), []diag{{"Empty program name", cty.GetAttrPath("command").IndexInt(0)}}},
-		"null arg":     {body(map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("a"), cty.NullVal(cty.String)})}), []diag{{"Null element", cty.GetAttrPath("command").IndexInt(1)}}},
-		"bad timeout":  {body(map[string]cty.Value{"command": command("true"), "timeout": cty.StringVal("soon")}), []diag{{"Invalid timeout", cty.GetAttrPath("timeout")}}},
-		"zero timeout": {body(map[string]cty.Value{"command": command("true"), "timeout": cty.StringVal("0s")}), []diag{{"Invalid timeout", cty.GetAttrPath("timeout")}}},
-		"bad env name": {body(map[string]cty.Value{"command": command("true"), "env": cty.MapVal(map[string]cty.Value{"A=B": cty.StringVal("1")})}), []diag{{"Invalid environment variable name", cty.GetAttrPath("env").IndexString("A=B")}}},
-		"unknowns":     {body(map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("x"), cty.UnknownVal(cty.String)}), "timeout": cty.UnknownVal(cty.String), "env": cty.UnknownVal(cty.Map(cty.String))}), nil},
+		"minimal":                 {body(map[string]cty.Value{"command": command("true")}), nil},
+		"all":                     {body(map[string]cty.Value{"command": command("true"), "env": cty.MapVal(map[string]cty.Value{"A": cty.StringVal("1")}), "dir": cty.StringVal("d"), "timeout": cty.StringVal("10m")}), nil},
+		"empty":                   {body(map[string]cty.Value{"command": cty.ListValEmpty(cty.String)}), []diag{{"Empty command", cty.GetAttrPath("command")}}},
+		"empty prog":              {body(map[string]cty.Value{"command": command("", "x")}), []diag{{"Empty program name", cty.GetAttrPath("command").IndexInt(0)}}},
+		"null arg":                {body(map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("a"), cty.NullVal(cty.String)})}), []diag{{"Null element", cty.GetAttrPath("command").IndexInt(1)}}},
+		"bad timeout":             {body(map[string]cty.Value{"command": command("true"), "timeout": cty.StringVal("soon")}), []diag{{"Invalid timeout", cty.GetAttrPath("timeout")}}},
+		"zero timeout":            {body(map[string]cty.Value{"command": command("true"), "timeout": cty.StringVal("0s")}), []diag{{"Invalid timeout", cty.GetAttrPath("timeout")}}},
+		"bad env name":            {body(map[string]cty.Value{"command": command("true"), "env": cty.MapVal(map[string]cty.Value{"A=B": cty.StringVal("1")})}), []diag{{"Invalid environment variable name", cty.GetAttrPath("env").IndexString("A=B")}}},
+		"empty prog, unknown arg": {body(map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal(""), cty.UnknownVal(cty.String)})}), []diag{{"Empty program name", cty.GetAttrPath("command").IndexInt(0)}}},
+		"unknown prog":            {body(map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.UnknownVal(cty.String), cty.StringVal("")})}), nil},
+		"unknown command":         {body(map[string]cty.Value{"command": cty.UnknownVal(cty.List(cty.String))}), nil},
+		"unknowns":                {body(map[string]cty.Value{"command": cty.ListVal([]cty.Value{cty.StringVal("x"), cty.UnknownVal(cty.String)}), "timeout": cty.UnknownVal(cty.String), "env": cty.UnknownVal(cty.Map(cty.String))}), nil},
 	}
 	p := exec.New(exec.Options{})
 	for name, tc := range tests {
