@@ -109,25 +109,7 @@ func TestParquetChatsCorruptRowGroup(t *testing.T) {
 		rows = append(rows, shareGPTRow{Conversations: []shareGPTTurn{{"human", v}}})
 	}
 	writeParquet(t, path, rows, 2)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := f.Metadata().RowGroups[1].Columns[1].MetaData
-	start := chunk.DataPageOffset
-	if chunk.DictionaryPageOffset > 0 && chunk.DictionaryPageOffset < start {
-		start = chunk.DictionaryPageOffset
-	}
-	for k := start; k < start+chunk.TotalCompressedSize; k++ {
-		data[k] = 0xFF
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corruptColumnChunk(t, path, 1, 1)
 	got := readRecords(t, NewChatDecoder().NewReader([]string{path}))
 	if len(got) != 4 {
 		t.Fatalf("got %d records, want 2 good, 1 error, 1 good: %q", len(got), got)

@@ -48,6 +48,32 @@ func writeParquet[T any](t *testing.T, path string, rows []T, perGroup int) {
 	}
 }
 
+// corruptColumnChunk overwrites the bytes of one column chunk of the
+// file at path (its dictionary and data pages) with 0xFF, leaving the
+// footer readable, as a damaged row group in an otherwise whole file.
+func corruptColumnChunk(t *testing.T, path string, rowGroup, column int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := f.Metadata().RowGroups[rowGroup].Columns[column].MetaData
+	start := chunk.DataPageOffset
+	if chunk.DictionaryPageOffset > 0 && chunk.DictionaryPageOffset < start {
+		start = chunk.DictionaryPageOffset
+	}
+	for k := start; k < start+chunk.TotalCompressedSize; k++ {
+		data[k] = 0xFF
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func flatRows(texts ...string) []flatRow {
 	rows := make([]flatRow, len(texts))
 	for k := range texts {
@@ -148,25 +174,7 @@ func TestParquetCorruptRowGroup(t *testing.T) {
 	path := filepath.Join(dir, "corrupt.parquet")
 	texts := []string{"first-aaaaaaaaaaaa", "first-bbbbbbbbbbbb", "middle-cccccccccccc", "middle-dddddddddddd", "last-eeeeeeeeeeee"}
 	writeParquet(t, path, flatRows(texts...), 2)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := f.Metadata().RowGroups[1].Columns[1].MetaData
-	start := chunk.DataPageOffset
-	if chunk.DictionaryPageOffset > 0 && chunk.DictionaryPageOffset < start {
-		start = chunk.DictionaryPageOffset
-	}
-	for k := start; k < start+chunk.TotalCompressedSize; k++ {
-		data[k] = 0xFF
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corruptColumnChunk(t, path, 1, 1)
 	dec, err := NewParquetDecoder("text")
 	if err != nil {
 		t.Fatal(err)
