@@ -26,6 +26,21 @@ func applyStage(t *testing.T, p Provider, req *api.ApplyRequest) (*api.ApplyResp
 	return resp, rec
 }
 
+// readRunConfig reads the trainer's config.json that apply wrote into the
+// stage's run folder.
+func readRunConfig(t *testing.T, req *api.ApplyRequest) runConfig {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got runConfig
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func summaries(diags api.Diagnostics) []string {
 	var out []string
 	for _, d := range diags {
@@ -101,14 +116,7 @@ func TestApplyWritesTheTrainersConfig(t *testing.T) {
 	body.precision, body.recom = "fp8", "selective"
 	req := request(dir, "pretrain", "ok", body.value(), "run-1")
 	applyStage(t, New(Options{Python: fakePython(t)}), req)
-	b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got runConfig
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	got := readRunConfig(t, req)
 	want := runConfig{
 		Stage: "pretrain.ok", Type: "pretrain",
 		Model: modelConfig{Layers: 4, Hidden: 256, FFNHidden: 768, Heads: 4, KVHeads: 2, Vocab: 1024, SeqLen: 128, Activation: "swiglu",
@@ -158,14 +166,7 @@ func TestApplyPassesLossMasks(t *testing.T) {
 					t.Fatalf("refused: %s: %s", d.Summary, d.Detail)
 				}
 			}
-			b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got runConfig
-			if err := json.Unmarshal(b, &got); err != nil {
-				t.Fatal(err)
-			}
+			got := readRunConfig(t, req)
 			abs := func(p string) string { return filepath.Join(dir, "chat", p) }
 			want := runConfig{Data: []string{abs("train_00000"), abs("train_00001")}, Masks: []string{abs("train_00000.mask"), abs("train_00001.mask")},
 				Layout: api.Layout{TP: body.tp, PP: body.pp, DP: body.dp}}
@@ -197,14 +198,7 @@ func TestApplyCompilesUnlessEager(t *testing.T) {
 			body.extraAttrs = map[string]cty.Value{"framework": tc.framework}
 			req := request(dir, "pretrain", "ok", body.value(), "run-1")
 			applyStage(t, New(Options{Python: fakePython(t)}), req)
-			b, err := os.ReadFile(filepath.Join(req.RunDir, "config.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got runConfig
-			if err := json.Unmarshal(b, &got); err != nil {
-				t.Fatal(err)
-			}
+			got := readRunConfig(t, req)
 			if got.Compile != tc.compile {
 				t.Errorf("compile = %v, want %v", got.Compile, tc.compile)
 			}

@@ -50,14 +50,7 @@ func TestToJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tmpl, err := Compile(tc.template, "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := tmpl.Render(c, len(c.Messages), false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := renderWhole(t, tc.template, c)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("tojson (-want +got):\n%s", diff)
 			}
@@ -129,14 +122,7 @@ func TestPythonSemantics(t *testing.T) {
 		{"nested tojson from items", `{% for k, v in tools[0].function.items() if k == "parameters" %}{{ v | tojson }}{% endfor %}`, `{"type": "object", "properties": {}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tmpl, err := Compile(tc.source, "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := tmpl.Render(c, len(c.Messages), false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := renderWhole(t, tc.source, c)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("render (-want +got):\n%s", diff)
 			}
@@ -230,4 +216,18 @@ func TestSpansRejectsUnsplittableTemplate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `use train_on = "all"`) {
 		t.Errorf("Spans = %v, want an error advising train_on = \"all\"", err)
 	}
+}
+
+// renderWhole compiles source and renders the whole conversation c.
+func renderWhole(t *testing.T, source string, c *Conversation) string {
+	t.Helper()
+	tmpl, err := Compile(source, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tmpl.Render(c, len(c.Messages), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
