@@ -27,7 +27,9 @@ import subprocess
 import sys
 import time
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from train_correctness import markov_tokens  # noqa: E402
 
 STEPS = 50
 # Every rank casts to the fp8 values one process casts (the scales come
@@ -64,16 +66,9 @@ RUNS = [("fp32", "ref"), ("fp32", "tp2-sp"), ("fp8", "ref"), ("fp8", "tp2"), ("f
 
 
 def tokens():
-    """A learnable stream: each token mostly follows from the one before."""
-    rng = np.random.default_rng(0)
-    vocab, n = MODEL["vocab"], STEPS * BATCH * (MODEL["seq_len"] + 1)
-    follow = rng.integers(0, vocab, vocab)
-    noise, fresh = rng.random(n) < 0.2, rng.integers(0, vocab, n)
-    out = np.empty(n, np.int64)
-    out[0] = fresh[0]
-    for i in range(1, n):
-        out[i] = fresh[i] if noise[i] else follow[out[i - 1]]
-    return out.reshape(STEPS, BATCH, MODEL["seq_len"] + 1)
+    """The steps' batches from a learnable stream (train_correctness.markov_tokens)."""
+    n = STEPS * BATCH * (MODEL["seq_len"] + 1)
+    return markov_tokens(MODEL["vocab"], n).reshape(STEPS, BATCH, MODEL["seq_len"] + 1)
 
 
 def worker(a):

@@ -29,7 +29,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from train_correctness import write_indexed, write_shard  # noqa: E402
+from train_correctness import markov_tokens, write_indexed, write_shard  # noqa: E402
 
 STEPS = 50
 # CPU ranks train in fp32; the layouts only reorder sums (all-reduces,
@@ -81,15 +81,8 @@ MASK_LAYOUTS = ["tp2", "pp2"]
 
 
 def markov(prefix, vocab, tokens):
-    """A learnable stream: each token mostly follows from the one before."""
-    rng = np.random.default_rng(0)
-    follow = rng.integers(0, vocab, vocab)
-    noise, fresh = rng.random(tokens) < 0.2, rng.integers(0, vocab, tokens)
-    out = np.empty(tokens, np.int64)
-    out[0] = fresh[0]
-    for i in range(1, tokens):
-        out[i] = fresh[i] if noise[i] else follow[out[i - 1]]
-    write_shard(prefix, out, vocab)
+    """A learnable stream (train_correctness.markov_tokens) as a shard."""
+    write_shard(prefix, markov_tokens(vocab, tokens), vocab)
 
 
 def chat_mask(prefix, tokens):

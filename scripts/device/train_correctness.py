@@ -56,18 +56,25 @@ def write_indexed(prefix, values, dtype, code):
         f.write(np.arange(n + 1, dtype=np.int64).tobytes())
 
 
-def shard(a):
+def markov_tokens(vocab, n):
+    """A learnable stream of n token ids (seed 0): each token follows from
+    the one before by a fixed random map, but for 20% drawn afresh."""
     rng = np.random.default_rng(0)
+    follow = rng.integers(0, vocab, vocab)
+    noise = rng.random(n) < 0.2
+    fresh = rng.integers(0, vocab, n)
+    tokens = np.empty(n, np.int64)
+    tokens[0] = fresh[0]
+    for i in range(1, n):
+        tokens[i] = fresh[i] if noise[i] else follow[tokens[i - 1]]
+    return tokens
+
+
+def shard(a):
     if a.random:
-        tokens = rng.integers(0, a.vocab, a.tokens)
+        tokens = np.random.default_rng(0).integers(0, a.vocab, a.tokens)
     else:
-        follow = rng.integers(0, a.vocab, a.vocab)
-        noise = rng.random(a.tokens) < 0.2
-        fresh = rng.integers(0, a.vocab, a.tokens)
-        tokens = np.empty(a.tokens, np.int64)
-        tokens[0] = fresh[0]
-        for i in range(1, a.tokens):
-            tokens[i] = fresh[i] if noise[i] else follow[tokens[i - 1]]
+        tokens = markov_tokens(a.vocab, a.tokens)
     os.makedirs(os.path.dirname(os.path.abspath(a.prefix)), exist_ok=True)
     write_shard(a.prefix, tokens, a.vocab)
 
