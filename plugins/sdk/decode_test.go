@@ -64,6 +64,15 @@ type diagAt struct {
 	Path    string
 }
 
+// diagsAt is each diagnostic's summary and attribute path.
+func diagsAt(diags api.Diagnostics) []diagAt {
+	var at []diagAt
+	for _, d := range diags {
+		at = append(at, diagAt{d.Summary, pathText(d.Path, "")})
+	}
+	return at
+}
+
 func TestDecode(t *testing.T) {
 	t.Parallel()
 	strs := func(s ...string) cty.Value {
@@ -178,11 +187,7 @@ func TestDecode(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(testBody{}), ctyValues, bigFloats, ctyPaths); diff != "" {
 				t.Errorf("decoded (-want +got):\n%s", diff)
 			}
-			var at []diagAt
-			for _, d := range diags {
-				at = append(at, diagAt{d.Summary, pathText(d.Path, "")})
-			}
-			if diff := cmp.Diff(tc.diags, at); diff != "" {
+			if diff := cmp.Diff(tc.diags, diagsAt(diags)); diff != "" {
 				t.Errorf("diagnostics (-want +got):\n%s", diff)
 			}
 		})
@@ -325,11 +330,7 @@ func TestDecodeUnitsAndBlockDefaults(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, ctyPaths); diff != "" {
 				t.Errorf("decoded (-want +got):\n%s", diff)
 			}
-			var at []diagAt
-			for _, d := range diags {
-				at = append(at, diagAt{d.Summary, pathText(d.Path, "")})
-			}
-			if diff := cmp.Diff(tc.diags, at); diff != "" {
+			if diff := cmp.Diff(tc.diags, diagsAt(diags)); diff != "" {
 				t.Errorf("diagnostics (-want +got):\n%s", diff)
 			}
 		})
