@@ -325,7 +325,8 @@ class Trainer:
         if validated:
             result["valid_loss"], result["valid_perplexity"] = validated
         if self.lora:
-            adapters = hf.adapters_at_rank0(self.parts, self._is_writer())
+            # Gathered once, for whichever of the two files is written.
+            adapters = hf.adapters_at_rank0(self.parts, self._is_writer()) if last or cfg.export_peft else None
             result["adapters"] = self._export_adapters(last, adapters)
             if cfg.export_peft:
                 hf.export_adapters(cfg.export_peft, adapters, self.family.module_to_hf)
