@@ -15,6 +15,9 @@ const nvlinkBusEfficiency = 0.76
 // for a device copy on H200 (reference measurements).
 const hbmEfficiency = 0.88
 
+// hbm is the bandwidth a memory-bound kernel reaches on this GPU.
+func (j *job) hbm() float64 { return j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency }
+
 // link is the bandwidth and latency one parallel group sees.
 type link struct {
 	busBW    float64 // bytes per second, nccl-tests bus bandwidth

@@ -209,7 +209,7 @@ const (
 // on narrow layers and on TP without sequence parallelism, where every
 // rank runs the norms and dropouts over the whole hidden width.
 func (j *job) elementwiseTime() float64 {
-	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	hbm := j.hbm()
 	if !j.fw.ElementwiseCounted || hbm <= 0 {
 		return 0
 	}
@@ -252,7 +252,7 @@ const (
 // are divided as the products are (tokensPerGPU and the stage's share),
 // but for the column-parallel inputs, cast whole on every TP rank.
 func (j *job) fp8Traffic() float64 {
-	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	hbm := j.hbm()
 	if !j.fw.FP8DynamicScaling || precision(j.l) != hardware.PrecisionFP8 || hbm <= 0 {
 		return 0
 	}
@@ -301,7 +301,7 @@ func productWidths(s model.Shape) (in, out float64) {
 // bandwidth. Megatron-LM's hook ran it for every micro-batch, the first
 // included (the main gradients start from zero).
 func (j *job) gradAccumulationTime() float64 {
-	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	hbm := j.hbm()
 	if !j.fw.SeparateGradAccumulation || hbm <= 0 {
 		return 0
 	}
@@ -369,7 +369,7 @@ const (
 // backward's dV, dQ and dK) run the sequence as inner dimension and
 // stream the scores while they compute, paying only the excess.
 func (j *job) scoresTime() float64 {
-	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	hbm := j.hbm()
 	if !j.fw.materialized() || hbm <= 0 {
 		return 0
 	}
@@ -396,7 +396,7 @@ const loraBytesPerWidth = 20
 // adapterTraffic is one micro-batch's LoRA element-wise work on one GPU
 // at achieved HBM bandwidth.
 func (j *job) adapterTraffic() float64 {
-	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	hbm := j.hbm()
 	if j.adapterWidth == 0 || hbm <= 0 {
 		return 0
 	}
@@ -706,7 +706,7 @@ func (j *job) optimizerStep(p *stepParts) {
 	if j.l.ShardingStage() >= 1 {
 		trained /= float64(j.dataShards())
 	}
-	hbm := j.in.Hardware.GPU.HBMBytesPerS * hbmEfficiency
+	hbm := j.hbm()
 	if hbm <= 0 {
 		return
 	}

@@ -251,7 +251,7 @@ func TestFP8Products(t *testing.T) {
 	// 8192 tokens x 20 layers x (7 x 38912 + 7 x 43008) bytes, and 20
 	// layers' 218.1M weights x 7 bytes, at 88% of 4.8 TB/s: 29.5 ms.
 	bytes := 8192*20*7*(38912.0+43008) + 20*218_112_000*7.0
-	if want, got := bytes/(j.in.Hardware.GPU.HBMBytesPerS*hbmEfficiency), j.fp8Traffic(); math.Abs(got/want-1) > 1e-9 {
+	if want, got := bytes/j.hbm(), j.fp8Traffic(); math.Abs(got/want-1) > 1e-9 {
 		t.Errorf("fp8Traffic = %.4f s, want %.4f s", got, want)
 	}
 	without := j.microCompute() - j.fp8Traffic()
