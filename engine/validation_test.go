@@ -18,12 +18,15 @@ import (
 
 // Bars of the validation against published large runs: mean absolute
 // step-time error and the largest single one, set just above what the
-// estimator reaches now (5.7% and 19.5%, docs/estimator.md), so that a
-// change that loses accuracy fails. The aim is 5% and 10%; the three
-// MT-NLG rows (16-20% fast) alone keep it from both.
+// estimator reaches now (5.5%; 9.2% at most but for MT-NLG,
+// docs/estimator.md), so that a change that loses accuracy fails. The aim
+// is 5% and 10%; the three MT-NLG rows, planned 13-16% fast for a
+// per-step cost not modelled (docs/estimator.md, "Known limits"), are held
+// to their own bar and keep the mean above 5%.
 const (
-	validationMeanError = 0.06
-	validationMaxError  = 0.20
+	validationMeanError = 0.056
+	validationMaxError  = 0.10
+	mtnlgMaxError       = 0.165
 )
 
 // TestPublishedScaling plans every workload in testdata/validation, each a
@@ -47,8 +50,12 @@ func TestPublishedScaling(t *testing.T) {
 		rel := e.StepTimeS/published - 1
 		t.Logf("| %s | %.3f s | %.3f s | %+.1f%% | %.0f / %.0f |", name, e.StepTimeS, published, 100*rel,
 			e.ModelTFLOPSPerGPU, e.HardwareTFLOPSPerGPU)
-		if math.Abs(rel) > validationMaxError {
-			t.Errorf("%s: planned step %.3f s, published %.3f s (%+.1f%%), beyond %.0f%%", name, e.StepTimeS, published, 100*rel, 100*validationMaxError)
+		bar := validationMaxError
+		if strings.HasPrefix(name, "mtnlg2022-") {
+			bar = mtnlgMaxError
+		}
+		if math.Abs(rel) > bar {
+			t.Errorf("%s: planned step %.3f s, published %.3f s (%+.1f%%), beyond %.1f%%", name, e.StepTimeS, published, 100*rel, 100*bar)
 		}
 		sum += math.Abs(rel)
 		worst = max(worst, math.Abs(rel))

@@ -1,0 +1,48 @@
+package estimate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/engine/model"
+	"github.com/gpuflow/gpuflow/hardware"
+)
+
+// TestElementwiseShareOfProducts holds the element-wise kernels' time as a
+// share of the products' time on three of the validation's layers, the
+// figures docs/estimator.md quotes (go test -v -run
+// TestElementwiseShareOfProducts ./engine/estimate/): the share falls as
+// the layer widens, and rises where TP without sequence parallelism has
+// every rank run the norms and dropouts over the whole width.
+func TestElementwiseShareOfProducts(t *testing.T) {
+	t.Parallel()
+	gpt := func(layers, hidden, heads int) model.Shape {
+		return model.Shape{Layers: layers, Hidden: hidden, FFNHidden: 4 * hidden, Heads: heads, KVHeads: heads, Vocab: 51200,
+			SeqLen: 2048, Activation: model.ActivationGELU}
+	}
+	tests := map[string]struct {
+		shape       model.Shape
+		tp, micro   int
+		share, near float64
+	}{
+		"1.7B, 2,304 wide, one GPU":       {gpt(24, 2304, 24), 1, 16, 0.08, 0.01},
+		"18B, 6,144 wide, TP8 without SP": {gpt(40, 6144, 48), 8, 8, 0.17, 0.01},
+		"1T, 25,600 wide, TP8 without SP": {gpt(128, 25600, 160), 8, 1, 0.04, 0.01},
+	}
+	for name, tc := range tests {
+		in := Input{Model: tc.shape, Hardware: builtinNodes("dgx-a100-80gb", 1), Framework: FrameworkMegatron,
+			Layout: layout.Layout{TP: tc.tp, PP: 1, DP: 8 / tc.tp, CP: 1, VP: 1, MicroBatch: tc.micro, GlobalBatch: tc.micro * 8 / tc.tp,
+				Recompute: layout.RecomputeFull, Precision: hardware.PrecisionBF16}}
+		j, err := newJob(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		products := j.tokensPerGPU() * (j.flops.executed - j.flops.attention) / j.rate(hardware.PrecisionBF16)
+		got := j.elementwiseTime() / products
+		t.Logf("%s: element-wise %.1f%% of the products' time", name, 100*got)
+		if math.Abs(got-tc.share) > tc.near {
+			t.Errorf("%s: element-wise %.1f%% of the products' time, want %.0f%% within %.0f points", name, 100*got, 100*tc.share, 100*tc.near)
+		}
+	}
+}
