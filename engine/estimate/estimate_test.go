@@ -148,6 +148,18 @@ func TestFindings(t *testing.T) {
 			in.Model.TiedEmbeddings = false
 			in.Layout.TP, in.Layout.DP, in.Layout.SequenceParallel, in.Layout.MicroBatch, in.Layout.GlobalBatch = 2, 4, true, 2, 64
 		}, want: []string{"warning host-bound"}},
+		"gpuflow's trainer asked to shard one GPU": {edit: func(in *Input) {
+			in.Framework = FrameworkGpuflow
+			in.Hardware = builtin("h200-x1")
+			in.Model = labShape()
+			in.Layout.TP, in.Layout.DP, in.Layout.FSDP, in.Layout.MicroBatch, in.Layout.GlobalBatch = 1, 1, true, 64, 64
+		}, want: []string{"warning sharding-on-one-gpu"}},
+		"the same on two GPUs shards": {edit: func(in *Input) {
+			in.Framework = FrameworkGpuflow
+			in.Hardware = builtin("h200-x2")
+			in.Model = labShape()
+			in.Layout.TP, in.Layout.DP, in.Layout.FSDP, in.Layout.MicroBatch, in.Layout.GlobalBatch = 1, 2, true, 64, 128
+		}},
 		"tensor parallel over pcie": {edit: func(in *Input) {
 			in.Hardware.Interconnect = hardware.Interconnect{Kind: "pcie", BytesPerS: 32e9, LatencyS: 5e-6}
 			in.Layout.TP, in.Layout.DP, in.Layout.MicroBatch, in.Layout.GlobalBatch = 8, 1, 1, 64

@@ -26,6 +26,11 @@ const (
 func (j *job) findings(e *Estimate) []layout.Finding {
 	var fs []layout.Finding
 	fs = append(fs, memoryFindings(e)...)
+	if f := j.shardingIgnored(); f != "" {
+		fs = append(fs, warn("sharding-on-one-gpu", f,
+			"%s asks to shard over a data-parallel group of one GPU: there is nothing to shard over, so gpuflow's trainer runs a bf16 copy of the model beside its fp32 weights instead (planned here) and %s changes nothing; remove it, or raise dp to shard over several GPUs.",
+			f, f))
+	}
 	if tp := j.group(layout.KindTP); tp.NodesSpanned > 1 {
 		fs = append(fs, warn("tp-across-nodes", "tp",
 			"tp = %d spans %d nodes over %s; tensor parallelism communicates every layer, so keep it inside one node unless the NVLink domain spans nodes.",
@@ -123,6 +128,21 @@ func memoryFindings(e *Estimate) []layout.Finding {
 			total/gib, capacity/gib, 100*total/capacity)}
 	}
 	return nil
+}
+
+// shardingIgnored names the layout attribute asking for sharding that
+// the framework does not apply on one GPU alone (Framework.AloneWithoutFSDP2),
+// or "".
+func (j *job) shardingIgnored() string {
+	switch {
+	case !j.alone():
+		return ""
+	case j.l.FSDP:
+		return "fsdp"
+	case j.l.ZeRO > 0:
+		return "zero"
+	}
+	return ""
 }
 
 func warn(rule, field, format string, args ...any) layout.Finding {
