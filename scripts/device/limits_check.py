@@ -127,11 +127,29 @@ def run(work, trainer, group, layout):
     world = l["tp"] * l["pp"] * l["dp"]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     t0 = time.time()
-    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
-        rc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={world}",
-                             os.path.join(trainer, "train.py"),
-                             "--config", path], stdout=out, stderr=err, env=env, timeout=600).returncode
+    rc = launch([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={world}",
+                 os.path.join(trainer, "train.py"), "--config", path], folder, env)
     return f"{group}.{layout}", rc, time.time() - t0
+
+
+def launch(argv, folder, env, timeout=600):
+    """Runs argv with its output in folder's stdout.log and stderr.log; its
+    exit code, or a note that it was stopped, so that one run cut by the
+    timeout leaves the others' table whole."""
+    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
+        try:
+            return subprocess.run(argv, stdout=out, stderr=err, env=env, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            return f"none: stopped after {timeout} s"
+
+
+def last_line(path):
+    """The last line of a log, or "" where there is none."""
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        lines = f.read().strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 def mask_run(work, here, trainer, layout):
@@ -140,10 +158,9 @@ def mask_run(work, here, trainer, layout):
     os.makedirs(folder, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS="1")
     t0 = time.time()
-    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
-        rc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=2",
-                             os.path.join(here, "limits_masks.py"), layout, "--trainer", trainer,
-                             "--out", os.path.join(folder, "result.json")], stdout=out, stderr=err, env=env, timeout=600).returncode
+    rc = launch([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=2",
+                 os.path.join(here, "limits_masks.py"), layout, "--trainer", trainer,
+                 "--out", os.path.join(folder, "result.json")], folder, env)
     return f"mask-grads.{layout}", rc, time.time() - t0
 
 
@@ -156,11 +173,12 @@ def mask_table(work, layouts):
     for layout in layouts:
         path = os.path.join(work, f"mask-grads.{layout}", "result.json")
         if not os.path.exists(path):
-            err = open(os.path.join(work, f"mask-grads.{layout}", "stderr.log")).read().strip().splitlines()[-1:]
-            rows.append(f"| {layout} | 2 | | | | | | NO: {' '.join(err)[:300] or 'no result'} |")
+            err = last_line(os.path.join(work, f"mask-grads.{layout}", "stderr.log"))
+            rows.append(f"| {layout} | 2 | | | | | | NO: {err[:300] or 'no result'} |")
             ok = False
             continue
-        r = json.load(open(path))
+        with open(path) as f:
+            r = json.load(f)
         rows.append(f"| {layout} | {r['ranks']} | {r['prompt_grad_max']:.1e} | {r['reply_without_grad']} of {r['reply_tokens']} | "
                     f"{r['loss']:.4f} ({r['ref_loss']:.4f}) | {r['loss_rel']:.1e} | {r['grad_rel']:.1e} | {'yes' if r['holds'] else 'NO'} |")
         ok = ok and r["holds"]
@@ -170,7 +188,11 @@ def mask_table(work, layouts):
 def losses(work, name):
     out, err = {}, ""
     path = os.path.join(work, name, "stdout.log")
-    for line in open(path) if os.path.exists(path) else []:
+    lines = []
+    if os.path.exists(path):
+        with open(path) as f:
+            lines = f.readlines()
+    for line in lines:
         if line.startswith("{"):
             e = json.loads(line)
             if e["event"] == "step":
@@ -178,8 +200,7 @@ def losses(work, name):
             elif e["event"] == "error":
                 err = f"{e['summary']}: {e['detail']}"
     if not err and len(out) < STEPS:
-        tail = open(os.path.join(work, name, "stderr.log")).read().strip().splitlines()[-1:] if os.path.exists(os.path.join(work, name, "stderr.log")) else []
-        err = " ".join(tail)[:300] or "incomplete"
+        err = last_line(os.path.join(work, name, "stderr.log"))[:300] or "incomplete"
     return out, err
 
 

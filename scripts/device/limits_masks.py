@@ -93,15 +93,16 @@ def pipeline(M, parallel, args, inputs, labels, trained, mesh):
     return loss.item(), seen, part.output.weight.grad, slice(None)
 
 
-def figures(ref, got):
-    """This rank's checks against the single process."""
+def figures(ref, got, ignore):
+    """This rank's checks against the single process; ignore is the label
+    of a token the loss leaves out."""
     ref_loss, ref_grad = ref
     loss, seen, grad, rows = got
     if loss is None:
         return {}
     prompt_max, reply_without, reply_tokens = 0.0, 0, 0
     for g, micro_labels in seen:
-        prompt = micro_labels == -100
+        prompt = micro_labels == ignore
         prompt_max = max(prompt_max, float(g[prompt].abs().max()) if prompt.any() else 0.0)
         reply_without += int((g[~prompt].abs().sum(-1) == 0).sum())
         reply_tokens += int((~prompt).sum())
@@ -131,7 +132,7 @@ def main():
     trained = (labels != D.IGNORE).sum().float()
     ref = reference(M, parallel, args, inputs, labels, trained)
     run = tensor_parallel if a.layout == "tp2" else pipeline
-    mine = figures(ref, run(M, parallel, args, inputs, labels, trained, mesh))
+    mine = figures(ref, run(M, parallel, args, inputs, labels, trained, mesh), D.IGNORE)
     everyone = [None] * dist.get_world_size()
     dist.all_gather_object(everyone, mine)
     if dist.get_rank() == 0:
