@@ -1,5 +1,6 @@
 """fp8 linear layers on Hopper and later: each matrix product of forward and
-backward runs on the fp8 tensor cores through torch._scaled_mm, with one
+backward runs on the fp8 tensor cores through torch._scaled_mm (on CPU
+ranks, PyTorch's CPU kernel of the same operator), with one
 scale per tensor taken from its current absolute maximum (dynamic scaling).
 Inputs and weights are cast to e4m3, gradients to e5m2; results come back in
 the input's precision and the weights stay in their training precision, so
@@ -13,9 +14,15 @@ E4M3 = torch.float8_e4m3fn
 E5M2 = torch.float8_e5m2
 
 
-def supported():
-    """fp8 products need compute capability 8.9 or later."""
-    return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9) and hasattr(torch, "_scaled_mm")
+def supported(device):
+    """fp8 products need compute capability 8.9 or later on a GPU; PyTorch
+    runs torch._scaled_mm on the CPU too, far slower than fp32, which is
+    enough to check an fp8 layout on CPU ranks before it takes GPUs."""
+    if not hasattr(torch, "_scaled_mm"):
+        return False
+    if device.type == "cpu":
+        return True
+    return torch.cuda.is_available() and torch.cuda.get_device_capability(device) >= (8, 9)
 
 
 def _amax(t):

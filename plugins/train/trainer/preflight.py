@@ -71,8 +71,6 @@ def check(gpus, precision, device="cuda"):
     if device == "cpu":
         if not dist.is_gloo_available():
             problem("Gloo not available", "This PyTorch has no Gloo backend, which ranks on CPU cores talk over.")
-        if precision == "fp8":
-            problem("fp8 needs a GPU", "CPU ranks train in fp32; use precision = \"bf16\" (run as fp32 on CPU) or a GPU.")
         return rep
     if not torch.cuda.is_available():
         problem("No GPU", "PyTorch sees no CUDA GPU on this machine (torch.cuda.is_available() is false); the trainer runs on NVIDIA GPUs only.")

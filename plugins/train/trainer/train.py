@@ -163,7 +163,7 @@ class Trainer:
         if self.lora:
             add_adapters(m, self.lora)
         elif self.layout.precision == "fp8":
-            if not fp8.supported():
+            if not fp8.supported(self.device):
                 raise TrainerError("fp8 not supported here", "fp8 training needs a GPU of compute capability 8.9 or later (Ada, Hopper, Blackwell); use precision = \"bf16\".")
             fp8.convert(m)
         return m

@@ -427,6 +427,36 @@ class ValidationLayoutsTest(unittest.TestCase):
             self.assertAlmostEqual(result["valid_perplexity"], math.exp(got[2]), delta=1e-6 * result["valid_perplexity"])
 
 
+class FP8OnCPURanksTest(unittest.TestCase):
+    """fp8 on CPU ranks: torch._scaled_mm's CPU kernel runs the blocks'
+    products, so an fp8 layout trains there, one rank or tp2, and its loss
+    follows fp32's within fp8's rounding."""
+
+    def test_fp8_trains_on_cpu_ranks(self):
+        from concurrent.futures import ThreadPoolExecutor
+        work = tempfile.mkdtemp()
+        write_shard(work + "/data", markov_docs(512, 40, 400, 2))
+        runs = {"fp32": ("bf16", {}), "fp8": ("fp8", {}), "fp8.tp2": ("fp8", {"tp": 2})}
+
+        def run(name):
+            precision, layout = runs[name]
+            cfg = tiny_config(work, device="cpu", steps=3, checkpoint=False, checkpoint_dir=f"{work}/{name}/ckpt")
+            cfg["layout"] = dict(cfg["layout"], precision=precision, **layout)
+            events = torchrun(cfg, nproc=layout.get("tp", 1))
+            return {e["step"]: e["loss"] for e in events if e["event"] == "step"}
+
+        with ThreadPoolExecutor(len(runs)) as pool:
+            losses = dict(zip(runs, pool.map(run, runs)))
+        for name in ("fp8", "fp8.tp2"):
+            self.assertEqual(sorted(losses[name]), [1, 2, 3], name)
+            for step, want in losses["fp32"].items():
+                # e4m3 keeps 3 mantissa bits: a relative rounding of up to
+                # 6% per element, mostly averaged away over the products' sums.
+                self.assertAlmostEqual(losses[name][step], want, delta=0.02 * want, msg=f"{name} at step {step}")
+        for step, want in losses["fp8"].items():
+            self.assertAlmostEqual(losses["fp8.tp2"][step], want, delta=1e-3 * want, msg=f"fp8.tp2 at step {step}")
+
+
 def has_tensorboard():
     import importlib.util
     return importlib.util.find_spec("tensorboard") is not None
