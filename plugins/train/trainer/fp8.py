@@ -5,6 +5,11 @@ scale per tensor taken from its current absolute maximum (dynamic scaling).
 Inputs and weights are cast to e4m3, gradients to e5m2; results come back in
 the input's precision and the weights stay in their training precision, so
 only the products are in fp8.
+
+A frozen weight (LoRA's base layers, frozen_linear) has no gradient: its
+layer runs the forward product and the input's gradient alone, and keeps
+for the backward only the weight it holds anyway and its scale, not an
+fp8 copy of it nor the input.
 """
 
 import torch
@@ -63,6 +68,53 @@ class _FP8Linear(torch.autograd.Function):
         grad_x = torch._scaled_mm(gq, _col_major(wq), scale_a=gs, scale_b=ws, out_dtype=grad_out.dtype)
         grad_w = torch._scaled_mm(gq.t().contiguous(), _col_major(xq), scale_a=gs, scale_b=xs, out_dtype=grad_out.dtype)
         return grad_x.reshape(ctx.x_shape), grad_w
+
+
+def frozen_forward(x2, weight, x_amax, w_amax):
+    """x2 (tokens x in) times a frozen weight's transpose in fp8, scaled by
+    the given maxima (the whole tensors' under tensor parallelism)."""
+    xq, xs = _quantize(x2, E4M3, x_amax)
+    wq, ws = _quantize(weight, E4M3, w_amax)
+    return torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws, out_dtype=x2.dtype)
+
+
+def frozen_input_grad(g, weight, g_amax, w_amax):
+    """The input's gradient of x w^T from the output's gradient g (tokens x
+    out): the weight is cast again under the forward's maximum, to the
+    forward's fp8 values."""
+    gq, gs = _quantize(g, E5M2, g_amax)
+    wq, ws = _quantize(weight, E4M3, w_amax)
+    return torch._scaled_mm(gq, _col_major(wq), scale_a=gs, scale_b=ws, out_dtype=g.dtype)
+
+
+class _FrozenFP8Linear(torch.autograd.Function):
+    """x w^T for a weight that trains not: the forward product and, in the
+    backward, the input's gradient only. The saved tensors are the weight,
+    which the layer holds whether or not it is saved, and its maximum:
+    keeping its fp8 copy instead would hold one byte per frozen weight from
+    each layer's forward to its backward."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        x2 = x.reshape(-1, x.shape[-1])
+        w_amax = _amax(weight)
+        out = frozen_forward(x2, weight, _amax(x2), w_amax)
+        ctx.save_for_backward(weight, w_amax)
+        ctx.x_shape = x.shape
+        return out.reshape(*x.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        weight, w_amax = ctx.saved_tensors
+        g = grad_out.reshape(-1, grad_out.shape[-1])
+        return frozen_input_grad(g, weight, _amax(g), w_amax).reshape(ctx.x_shape), None
+
+
+def frozen_linear(x, weight):
+    """x w^T in fp8 for a frozen weight (no weight gradient)."""
+    if weight.requires_grad:
+        raise ValueError("frozen_linear takes a frozen weight; a trained one needs Float8Linear's weight gradient")
+    return _FrozenFP8Linear.apply(x, weight)
 
 
 class Float8Linear(nn.Linear):

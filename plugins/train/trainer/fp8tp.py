@@ -235,3 +235,51 @@ def _input_hook(mesh, sp):
         x = _SequenceGather.apply(x, mesh) if sp else _ReplicatedInput.apply(x, mesh)
         return (x,) + tuple(args[1:])
     return hook
+
+
+class _FrozenSplitFP8(torch.autograd.Function):
+    """A frozen weight's split product (a LoRA base layer's under tensor
+    parallelism): this rank's block of x w^T and, in the backward, of the
+    input's gradient, no weight gradient. colwise: x whole, this rank's
+    rows of w, its output columns; the output's gradient is split by
+    columns and scaled by the whole gradient's maximum, the input's
+    gradient a partial sum. Rowwise: this rank's input features and
+    columns of w, scaled by the whole tensors' maxima, a partial output;
+    the output's gradient comes whole. The collectives around the product
+    are DTensor's (parallel.shard_lora)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, mesh, colwise):
+        x2 = x.reshape(-1, x.shape[-1])
+        x_amax = fp8._amax(x2) if colwise else _group_amax(x2, mesh)
+        w_amax = _group_amax(weight, mesh)
+        out = fp8.frozen_forward(x2, weight, x_amax, w_amax)
+        ctx.save_for_backward(weight, w_amax)
+        ctx.mesh, ctx.colwise, ctx.x_shape = mesh, colwise, x.shape
+        return out.reshape(*x.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        weight, w_amax = ctx.saved_tensors
+        g = grad_out.reshape(-1, grad_out.shape[-1])
+        g_amax = _group_amax(g, ctx.mesh) if ctx.colwise else fp8._amax(g)
+        return fp8.frozen_input_grad(g, weight, g_amax, w_amax).reshape(ctx.x_shape), None, None, None
+
+
+def frozen_linear(x, weight, bias):
+    """A frozen layer's x w^T + b in fp8 on DTensors as parallel.shard_lora
+    places them: x whole (colwise) or split by features (rowwise), w split
+    by rows or columns. The result is what F.linear gives on them, split
+    by output columns or a partial sum, so the adapters' output adds to
+    it and DTensor reduces both together."""
+    from torch.distributed.tensor import DTensor, Partial, Shard
+    mesh = x.device_mesh
+    colwise = weight.placements[-1] == Shard(0)
+    if colwise:
+        # Each rank's input gradient is its columns' share: a partial sum.
+        local = _FrozenSplitFP8.apply(x.to_local(grad_placements=[Partial()]), weight.to_local(), mesh, True)
+        out = DTensor.from_local(local, mesh, [Shard(local.ndim - 1)], run_check=False)
+    else:
+        local = _FrozenSplitFP8.apply(x.to_local(), weight.to_local(), mesh, False)
+        out = DTensor.from_local(local, mesh, [Partial()], run_check=False)
+    return out if bias is None else out + bias.to(out.dtype)

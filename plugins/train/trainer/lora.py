@@ -5,11 +5,24 @@ pretrain checkpoint loads into it unchanged, and adds lora_a (rank x in,
 trained from a small uniform start) and lora_b (out x rank, starting at
 zero, so training starts from the base model exactly). The output is
 W x + (alpha / rank) * B A dropout(x).
+
+Under precision fp8 the frozen base's product W x runs in fp8
+(fp8.frozen_linear; fp8tp.frozen_linear under tensor parallelism): its
+forward and its input's gradient, no weight gradient, while the adapters
+and the biases stay in the compute precision (QLoRA's split, with fp8
+for the frozen weights). The layers without adapters become
+FrozenLinear, so every block product runs in fp8 as it does without
+LoRA. The weights keep their precision and names: checkpoints, merges
+and exports are those of a bf16 run.
 """
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.distributed.tensor import DTensor
+
+import fp8 as FP8
+import fp8tp
 
 # Accepted target names: Hugging Face's and the estimator's short ones.
 ALIASES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
@@ -17,8 +30,11 @@ ALIASES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
 ALL_LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
-class LoRALinear(nn.Module):
-    def __init__(self, base: nn.Linear, rank, alpha, dropout):
+class FrozenLinear(nn.Module):
+    """A frozen linear layer under nn.Linear's parameter names, its product
+    in fp8 when fp8 is set, else F.linear's."""
+
+    def __init__(self, base: nn.Linear, fp8=False):
         super().__init__()
         self.in_features, self.out_features = base.in_features, base.out_features
         self.weight = base.weight
@@ -26,6 +42,23 @@ class LoRALinear(nn.Module):
         self.bias = base.bias  # Qwen2's q, k and v have one; frozen with the weight
         if self.bias is not None:
             self.bias.requires_grad_(False)
+        self.fp8 = fp8
+
+    def frozen(self, x):
+        if not self.fp8:
+            return F.linear(x, self.weight, self.bias)
+        if isinstance(self.weight, DTensor):
+            return fp8tp.frozen_linear(x, self.weight, self.bias)
+        out = FP8.frozen_linear(x, self.weight)
+        return out if self.bias is None else out + self.bias.to(out.dtype)
+
+    def forward(self, x):
+        return self.frozen(x)
+
+
+class LoRALinear(FrozenLinear):
+    def __init__(self, base: nn.Linear, rank, alpha, dropout, fp8=False):
+        super().__init__(base, fp8)
         device = base.weight.device
         self.lora_a = nn.Linear(self.in_features, rank, bias=False, device=device)
         self.lora_b = nn.Linear(rank, self.out_features, bias=False, device=device)
@@ -33,7 +66,7 @@ class LoRALinear(nn.Module):
         self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
 
     def forward(self, x):
-        return F.linear(x, self.weight, self.bias) + self.lora_b(self.lora_a(self.dropout(x))) * self.scale
+        return self.frozen(x) + self.lora_b(self.lora_a(self.dropout(x))) * self.scale
 
 
 def target_names(targets):
@@ -49,9 +82,10 @@ def target_names(targets):
     return names
 
 
-def add_adapters(model, lora):
+def add_adapters(model, lora, fp8=False):
     """Replaces each targeted linear layer of model by a LoRALinear and
-    freezes everything else. Returns the number of adapted layers."""
+    freezes everything else; with fp8 the blocks' other linear layers
+    become FrozenLinear in fp8. Returns the number of adapted layers."""
     names = target_names(lora.targets)
     for p in model.parameters():
         p.requires_grad_(False)
@@ -59,8 +93,10 @@ def add_adapters(model, lora):
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if name in names and isinstance(child, nn.Linear):
-                setattr(parent, name, LoRALinear(child, lora.rank, lora.alpha, lora.dropout))
+                setattr(parent, name, LoRALinear(child, lora.rank, lora.alpha, lora.dropout, fp8))
                 swapped += 1
+            elif fp8 and name in ALL_LINEAR and isinstance(child, nn.Linear):
+                setattr(parent, name, FrozenLinear(child, True))
     return swapped
 
 

@@ -69,12 +69,13 @@ def apply_tp(part, tp_mesh, sp):
     stay split over the vocabulary (loss parallelism: vocab_parallel_loss
     computes the loss on the shards), also when the output projection is
     the tied embedding's weight, which the embedding splits by rows of the
-    vocabulary already. LoRA adapters are split with their base layers, fp8
+    vocabulary already. LoRA adapters are split with their base layers, and
+    so are the frozen layers beside them (FrozenLinear, under fp8); fp8
     layers by fp8tp."""
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
                                                    SequenceParallel, parallelize_module)
-    from lora import LoRALinear
+    from lora import FrozenLinear
     between = Shard(1) if sp else Replicate()
     top = {}
     if part.tok_embeddings is not None:
@@ -97,7 +98,7 @@ def apply_tp(part, tp_mesh, sp):
         else:
             for name in COLWISE + ROWWISE:
                 module, colwise = block.get_submodule(name), name in COLWISE
-                if isinstance(module, LoRALinear):
+                if isinstance(module, FrozenLinear):
                     shard_lora(module, tp_mesh, colwise, between)
                 else:
                     plan[name] = ColwiseParallel() if colwise else RowwiseParallel(output_layouts=between)
@@ -130,12 +131,15 @@ def shard_lora(module, tp_mesh, colwise, output):
     rank. Row-parallel (the input split): the base's and A's columns split,
     B whole, and the partial sums of both paths reduced together. DTensor
     carries the rest: A's gradient under column parallelism, say, is
-    summed over the ranks."""
+    summed over the ranks. A frozen layer without adapters (FrozenLinear)
+    is split as its base layer alone."""
     from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+    from lora import LoRALinear
     split = Shard(0) if colwise else Shard(1)
-    placements = {(module, "weight"): split, (module, "bias"): Shard(0) if colwise else Replicate(),
-                  (module.lora_a, "weight"): Replicate() if colwise else Shard(1),
-                  (module.lora_b, "weight"): Shard(0) if colwise else Replicate()}
+    placements = {(module, "weight"): split, (module, "bias"): Shard(0) if colwise else Replicate()}
+    if isinstance(module, LoRALinear):
+        placements.update({(module.lora_a, "weight"): Replicate() if colwise else Shard(1),
+                           (module.lora_b, "weight"): Shard(0) if colwise else Replicate()})
     for (owner, name), placement in placements.items():
         p = getattr(owner, name)
         if p is not None:

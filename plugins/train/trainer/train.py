@@ -160,11 +160,13 @@ class Trainer:
 
     def _make_model(self, args):
         m = M.Transformer(args)
+        in_fp8 = self.layout.precision == "fp8"
+        if in_fp8 and not fp8.supported(self.device):
+            raise TrainerError("fp8 not supported here", "fp8 training needs a GPU of compute capability 8.9 or later (Ada, Hopper, Blackwell); use precision = \"bf16\".")
         if self.lora:
-            add_adapters(m, self.lora)
-        elif self.layout.precision == "fp8":
-            if not fp8.supported(self.device):
-                raise TrainerError("fp8 not supported here", "fp8 training needs a GPU of compute capability 8.9 or later (Ada, Hopper, Blackwell); use precision = \"bf16\".")
+            # The frozen base's products in fp8, the adapters in bf16 (lora.py).
+            add_adapters(m, self.lora, fp8=in_fp8)
+        elif in_fp8:
             fp8.convert(m)
         return m
 

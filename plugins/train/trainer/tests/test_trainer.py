@@ -31,6 +31,9 @@ import preflight as P  # noqa: E402
 import report as R  # noqa: E402
 
 GPU = torch.cuda.is_available()
+# LoRA over an fp8 base against LoRA over bf16, per step (the base's
+# products carry fp8's rounding; the adapters train in bf16 alike).
+FP8_LORA_TOLERANCE = 2e-2
 # Configs plugins/train wrote (go test ./plugins/train -run
 # TestTrainerConfigFiles -update): a tiny model's pretrain run, and a
 # finetune of it with every field set.
@@ -305,6 +308,111 @@ class FP8ConvertTest(unittest.TestCase):
         self.assertTrue(any(n.endswith("q_proj.bias") for n in after))
 
 
+class ScaledMMCalls:
+    """Counts torch._scaled_mm calls, forward and backward, under a
+    dispatch mode (the autograd engine carries it into the backward)."""
+
+    def __enter__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+        counter = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if func.overloadpacket is torch.ops.aten._scaled_mm:
+                    counter.calls += 1
+                return func(*args, **(kwargs or {}))
+
+        self.calls, self.mode = 0, Mode()
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.mode.__exit__(*exc)
+
+
+def fp8_rounded(t, dtype, amax=None):
+    """t cast to fp8 under its per-tensor scale and back: the values an fp8
+    product multiplies."""
+    import fp8
+    q, inv = fp8._quantize(t, dtype, amax)
+    return q.float() * inv
+
+
+def relative(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+class FP8FrozenTest(unittest.TestCase):
+    """LoRA's frozen base in fp8 (fp8.frozen_linear) on the CPU, where
+    torch._scaled_mm runs fp8 products too, with fp32 results."""
+
+    def test_input_gradient_is_the_fp8_operands_product(self):
+        import fp8
+        torch.manual_seed(0)
+        w = torch.randn(96, 64) * 0.05
+        b = torch.randn(96) * 0.02
+        x = torch.randn(4, 32, 64, requires_grad=True)
+        g = torch.randn(4, 32, 96)
+        with ScaledMMCalls() as mm:
+            y = fp8.frozen_linear(x, w)
+            y.backward(g)
+        # Forward and the input's gradient, no weight gradient (Float8Linear
+        # runs three products).
+        self.assertEqual(mm.calls, 2)
+        x2, g2 = x.detach().reshape(-1, 64), g.reshape(-1, 96)
+        wq = fp8_rounded(w, fp8.E4M3)
+        # Exactly the products of the fp8 values, to fp32's sums.
+        torch.testing.assert_close(y.reshape(-1, 96), fp8_rounded(x2, fp8.E4M3) @ wq.t(), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(x.grad.reshape(-1, 64), fp8_rounded(g2, fp8.E5M2) @ wq, rtol=1e-5, atol=1e-6)
+        # Against the exact product: within fp8's rounding (e4m3 keeps 3
+        # mantissa bits, e5m2 2), the bars FP8Test holds Float8Linear to.
+        ref_x = x.detach().clone().requires_grad_()
+        ref = torch.nn.functional.linear(ref_x, w)
+        ref.backward(g)
+        self.assertLess(relative(y, ref), 0.08)
+        self.assertLess(relative(x.grad, ref_x.grad), 0.12)
+        lin = L.FrozenLinear(torch.nn.Linear(64, 96), fp8=True)
+        with torch.no_grad():
+            lin.weight.copy_(w)
+            lin.bias.copy_(b)
+        torch.testing.assert_close(lin(x.detach()), y.detach() + b)
+
+    def test_refuses_a_trained_weight(self):
+        import fp8
+        with self.assertRaisesRegex(ValueError, "frozen weight"):
+            fp8.frozen_linear(torch.randn(2, 8), torch.randn(4, 8, requires_grad=True))
+
+    def test_lora_trains_adapters_and_leaves_the_base(self):
+        """A few AdamW steps of LoRA over an fp8 base: the base weights end
+        as they started, bit for bit, without gradients; every block product
+        runs twice a step (forward, input gradient), none for a weight
+        gradient, the adapted layers' and the others' alike."""
+        a = dataclasses.replace(ModelTest.args, qkv_bias=True)
+        m = M.Transformer(a)
+        spec = C.LoRAConfig(rank=4, alpha=8, targets=["q", "v_proj", "down"], dropout=0.0)
+        self.assertEqual(L.add_adapters(m, spec, fp8=True), 3 * a.layers)
+        self.assertEqual(sum(isinstance(x, L.FrozenLinear) for x in m.modules()), 7 * a.layers)
+        M.init_full(m, 1, "cpu")
+        base = {k: v.clone() for k, v in m.state_dict().items() if not L.is_adapter(k)}
+        opt = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=1e-2)
+        tokens = torch.from_numpy(np.stack(markov_docs(512, 8, 65, 4))).long()
+        losses = []
+        for _ in range(8):
+            with ScaledMMCalls() as mm:
+                loss = parallel.cross_entropy(m(tokens[:, :-1]), tokens[:, 1:])
+                loss.backward()
+            self.assertEqual(mm.calls, 2 * 7 * a.layers)
+            for k, p in m.named_parameters():
+                self.assertEqual(p.grad is not None, L.is_adapter(k), k)
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        self.assertLess(losses[-1], losses[0])
+        for k, v in m.state_dict().items():
+            if not L.is_adapter(k):
+                self.assertTrue(torch.equal(v, base[k]), k)
+
+
 @unittest.skipUnless(GPU and torch.cuda.get_device_capability() >= (8, 9), "fp8 needs compute capability 8.9")
 class FP8Test(unittest.TestCase):
     def test_products_close_to_bf16(self):
@@ -514,6 +622,40 @@ class EndToEndTest(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(result["merged"], "gpuflow.json")))
         from safetensors.torch import load_file
         self.assertTrue(all(L.is_adapter(k) for k in load_file(result["adapters"])))
+
+    @unittest.skipUnless(torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9), "fp8 needs compute capability 8.9")
+    def test_fp8_lora_tracks_bf16_lora(self):
+        """LoRA over the fp8 base against LoRA over the bf16 base, from the
+        same checkpoint on the same data: the loss within FP8_LORA_TOLERANCE
+        at every step, falling, and the same adapters files (names, shapes,
+        PEFT's folder)."""
+        from safetensors.torch import load_file
+        base = next(e["result"]["checkpoint"] for e in self.straight if e["event"] == "result")
+        write_shard(self.work + "/tune8", markov_docs(512, 40, 400, 8))
+        runs = {}
+        for precision in ("bf16", "fp8"):
+            cfg = tiny_config(self.work, stage="finetune.test", type="finetune", base=base, lr=2e-3, steps=12,
+                              data=[self.work + "/tune8"], checkpoint_dir=f"{self.work}/lora-{precision}/ckpt",
+                              export_peft=f"{self.work}/lora-{precision}/peft",
+                              lora={"rank": 8, "alpha": 16, "targets": ["q_proj", "v_proj"], "dropout": 0.0})
+            cfg["layout"] = dict(cfg["layout"], precision=precision)
+            runs[precision] = torchrun(cfg)
+        bf16, fp8 = self.losses(runs["bf16"]), self.losses(runs["fp8"])
+        worst = max(abs(fp8[s] - bf16[s]) / bf16[s] for s in bf16)
+        print(f"fp8 LoRA against bf16 LoRA: largest relative loss difference {worst:.2e} over {len(bf16)} steps")
+        self.assertEqual(sorted(fp8), sorted(bf16))
+        self.assertLessEqual(worst, FP8_LORA_TOLERANCE, (bf16, fp8))
+        self.assertLess(sum(fp8[s] for s in (10, 11, 12)), sum(fp8[s] for s in (1, 2, 3)), fp8)
+        shapes = {}
+        for precision, events in runs.items():
+            result = next(e["result"] for e in events if e["event"] == "result")
+            peft = f"{self.work}/lora-{precision}/peft.partial"
+            tensors = {k: tuple(v.shape) for f in sorted(os.listdir(peft)) if f.endswith(".safetensors")
+                       for k, v in load_file(os.path.join(peft, f)).items()}
+            own = {k: tuple(v.shape) for k, v in load_file(result["adapters"]).items()}
+            shapes[precision] = (own, tensors, sorted(os.listdir(peft)))
+        self.assertTrue(shapes["bf16"][0])
+        self.assertEqual(shapes["fp8"], shapes["bf16"])
 
     @unittest.skipUnless(has_tensorboard(), "needs the tensorboard package to read the event files back")
     def test_validation_and_tensorboard(self):
