@@ -318,7 +318,7 @@ class ScaledMMCalls:
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                if func.overloadpacket is torch.ops.aten._scaled_mm:
+                if func.overloadpacket.__name__ == "_scaled_mm":
                     counter.calls += 1
                 return func(*args, **(kwargs or {}))
 
