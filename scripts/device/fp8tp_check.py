@@ -213,11 +213,12 @@ def pipelined(parts, stages, pp_rank, mesh, L):
                                                   for s, p in zip(ids, parts)], MICROBATCHES, parallel.cross_entropy)
 
     def step(batch):
+        # The schedule checks its inputs' strides against contiguous ones.
         if pp_rank == 0:
-            schedule.step(batch[:, :-1])
+            schedule.step(batch[:, :-1].contiguous())
             return torch.zeros(())
         losses = []
-        schedule.step(target=batch[:, 1:], losses=losses)
+        schedule.step(target=batch[:, 1:].contiguous(), losses=losses)
         return torch.stack([x.detach() for x in losses]).mean() * scale
     return step
 

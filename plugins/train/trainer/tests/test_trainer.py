@@ -385,8 +385,8 @@ class FP8FrozenTest(unittest.TestCase):
     def test_lora_trains_adapters_and_leaves_the_base(self):
         """A few AdamW steps of LoRA over an fp8 base: the base weights end
         as they started, bit for bit, without gradients; every block product
-        runs twice a step (forward, input gradient), none for a weight
-        gradient, the adapted layers' and the others' alike."""
+        runs at most twice a step (forward, input gradient), none for a
+        weight gradient, the adapted layers' and the others' alike."""
         a = dataclasses.replace(ModelTest.args, qkv_bias=True)
         m = M.Transformer(a)
         spec = C.LoRAConfig(rank=4, alpha=8, targets=["q", "v_proj", "down"], dropout=0.0)
@@ -401,7 +401,10 @@ class FP8FrozenTest(unittest.TestCase):
             with ScaledMMCalls() as mm:
                 loss = parallel.cross_entropy(m(tokens[:, :-1]), tokens[:, 1:])
                 loss.backward()
-            self.assertEqual(mm.calls, 2 * 7 * a.layers)
+            # The first layer's q, k and v take the frozen embedding's
+            # output, whose gradient nothing needs: autograd runs no
+            # backward for their base products.
+            self.assertEqual(mm.calls, 2 * 7 * a.layers - 3)
             for k, p in m.named_parameters():
                 self.assertEqual(p.grad is not None, L.is_adapter(k), k)
             opt.step()
