@@ -92,7 +92,11 @@ func approx(got, want []float64) bool {
 // TestFP8TensorParallel: gpuflow's fp8 under TP gathers in fp8 with
 // sequence parallelism (half the bytes of the gathers, the
 // reduce-scatters in bf16) and all-reduces one maximum per split tensor;
-// Megatron-LM's fp8 is charged as bf16.
+// LoRA over its fp8 base gathers in bf16 and all-reduces the maxima of
+// the forward's five column-parallel weights and two row-parallel inputs
+// and weights, and of the backward's five column-parallel output
+// gradients, with or without sequence parallelism; Megatron-LM's fp8 is
+// charged as bf16.
 func TestFP8TensorParallel(t *testing.T) {
 	t.Parallel()
 	s := preset("llama3-8b")
@@ -100,18 +104,24 @@ func TestFP8TensorParallel(t *testing.T) {
 		framework, precision, recompute string
 		sp                              bool
 		pairs, maxima                   float64 // all-reduce equivalents and all-reduced maxima per layer
-		fp8Gathers                      bool
+		fp8Gathers, lora                bool
 	}{
-		"bf16 with sequence parallelism": {FrameworkGpuflow, hardware.PrecisionBF16, layout.RecomputeNone, true, 4, 0, false},
-		"fp8":                            {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeNone, false, 4, 14, false},
-		"fp8 with sequence parallelism":  {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeNone, true, 4, 18, true},
-		"fp8, sequence parallelism, full recompute": {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeFull, true, 6, 29, true},
-		"Megatron-LM's fp8":                         {FrameworkMegatron, hardware.PrecisionFP8, layout.RecomputeNone, true, 4, 0, false},
+		"bf16 with sequence parallelism": {FrameworkGpuflow, hardware.PrecisionBF16, layout.RecomputeNone, true, 4, 0, false, false},
+		"fp8":                            {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeNone, false, 4, 14, false, false},
+		"fp8 with sequence parallelism":  {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeNone, true, 4, 18, true, false},
+		"fp8, sequence parallelism, full recompute":      {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeFull, true, 6, 29, true, false},
+		"fp8 LoRA with sequence parallelism":             {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeNone, true, 4, 14, false, true},
+		"fp8 LoRA, sequence parallelism, full recompute": {FrameworkGpuflow, hardware.PrecisionFP8, layout.RecomputeFull, true, 6, 23, false, true},
+		"Megatron-LM's fp8":                              {FrameworkMegatron, hardware.PrecisionFP8, layout.RecomputeNone, true, 4, 0, false, false},
 	}
 	for name, tc := range tests {
 		l := layout.Layout{TP: 2, PP: 1, DP: 4, CP: 1, VP: 1, MicroBatch: 1, GlobalBatch: 64, Recompute: tc.recompute,
 			SequenceParallel: tc.sp, Precision: tc.precision}
-		j, err := newJob(Input{Model: s, Layout: l, Hardware: builtin("hgx-h200-8"), Framework: tc.framework})
+		in := Input{Model: s, Layout: l, Hardware: builtin("hgx-h200-8"), Framework: tc.framework}
+		if tc.lora {
+			in.LoRA = &LoRA{Rank: 16, Targets: []string{"q", "v"}}
+		}
+		j, err := newJob(in)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -23,6 +23,10 @@ type flops struct {
 	// attention is the attention-core share of executed (QK^T and AV,
 	// forward and backward).
 	attention float64
+	// adapters is the LoRA adapters' share of executed: their forward and
+	// both backward products, and the forward again when the layers are
+	// recomputed in full.
+	adapters float64
 }
 
 // flopsInput is what a step's FLOP count depends on.
@@ -58,6 +62,10 @@ func countFLOPs(in flopsInput) flops {
 		extra = 2*in.layerParams + 2*adapters + attnFwd
 	}
 	f.executed = f.model + extra
+	f.adapters = 6 * adapters
+	if in.recompute == layout.RecomputeFull {
+		f.adapters += 2 * adapters
+	}
 	f.fullEquivalent += extra
 	f.attention += min(extra, attnFwd)
 	return f

@@ -43,6 +43,15 @@ type Framework struct {
 	// outside the product (fp8Traffic), where Transformer Engine fuses
 	// the casts into the kernels before.
 	FP8DynamicScaling bool
+	// FP8FrozenBase: under LoRA with precision "fp8" every block product
+	// of the frozen base runs in fp8, its forward and its input's gradient
+	// (a frozen weight has no weight-gradient product), while the
+	// adapters' products stay at bf16; the scaling transposes no operand
+	// for a weight gradient, casts each weight again for the backward
+	// under its forward scale instead of keeping an fp8 copy, and under
+	// TP the layers' inputs are gathered in bf16 (gpuflow's trainer,
+	// lora.py).
+	FP8FrozenBase bool
 	// StepBytesPerParam is the memory traffic per optimizer parameter of
 	// the once-per-step, memory-bound work: the optimizer update and, for
 	// eager PyTorch, gradient zeroing and weight casts.

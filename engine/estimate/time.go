@@ -149,8 +149,9 @@ func (j *job) tokensPerGPU() float64 {
 }
 
 // microCompute is matrix products at the layout's precision (under fp8,
-// gpuflow's trainer keeps the output layer's at bf16), attention (flash
-// attention kernels) at bf16, the non-matrix work around the linear
+// gpuflow's trainer keeps the output layer's and LoRA adapters' at bf16:
+// fp8KeptAtBF16), attention (flash attention kernels) at bf16, the
+// non-matrix work around the linear
 // layers, which scales with a full training pass at bf16 whatever the
 // precision (under LoRA, with the pass executed where the framework's
 // LoRA saves that work too), and what fp8's scaling and LoRA's adapters
@@ -158,12 +159,8 @@ func (j *job) tokensPerGPU() float64 {
 func (j *job) microCompute() float64 {
 	bf16 := j.rate(hardware.PrecisionBF16)
 	prec := j.rate(precision(j.l))
-	var head float64
-	if j.fw.FP8HeadBF16 && precision(j.l) == hardware.PrecisionFP8 {
-		s := j.in.Model
-		head = 6 * float64(s.Vocab) * float64(s.Hidden)
-	}
-	linear := (j.flops.executed-j.flops.attention-head)/prec + head/bf16
+	kept := j.fp8KeptAtBF16()
+	linear := (j.flops.executed-j.flops.attention-kept)/prec + kept/bf16
 	attention := j.flops.attention / bf16
 	pass := j.flops.fullEquivalent
 	if j.fw.FrozenGradsFree {
@@ -172,6 +169,34 @@ func (j *job) microCompute() float64 {
 	rest := (pass - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
 	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.adapterTraffic() +
 		j.fp8Traffic() + j.gradAccumulationTime()
+}
+
+// fp8KeptAtBF16 is the FLOPs per token of the products that stay at bf16
+// under precision "fp8": gpuflow's output layer (6 V h, or 4 V h under
+// LoRA, whose frozen output layer has no weight-gradient product) and,
+// over an fp8 frozen base, the LoRA adapters' products.
+func (j *job) fp8KeptAtBF16() float64 {
+	if precision(j.l) != hardware.PrecisionFP8 {
+		return 0
+	}
+	var kept float64
+	if j.fw.FP8HeadBF16 {
+		s := j.in.Model
+		passes := 6.0
+		if j.in.LoRA != nil {
+			passes = 4
+		}
+		kept = passes * float64(s.Vocab) * float64(s.Hidden)
+	}
+	if j.frozenFP8() {
+		kept += j.flops.adapters
+	}
+	return kept
+}
+
+// frozenFP8 is LoRA over an fp8 frozen base (Framework.FP8FrozenBase).
+func (j *job) frozenFP8() bool {
+	return j.fw.FP8FrozenBase && j.in.LoRA != nil && precision(j.l) == hardware.PrecisionFP8
 }
 
 // Bytes moved per activation element by Megatron-LM's element-wise
@@ -239,10 +264,18 @@ func (j *job) elementwiseTime() float64 {
 // does the same for the output gradient and writes its transpose too
 // (7), and transposes the saved fp8 input and weight (2): fp8's products
 // on Hopper take their second operand column-major only.
+//
+// Over a frozen base (LoRA) nothing is transposed for a weight gradient:
+// the output gradient's cast is its maximum and cast alone (5), and the
+// backward casts each weight again under the forward's scale, reading the
+// bf16 weight and writing its 1-byte copy (3), then transposes that copy
+// (2), instead of holding the forward's copy until the backward.
 const (
-	fp8ForwardBytes  = 5
-	fp8GradientBytes = 7
-	fp8TransposeByte = 2
+	fp8ForwardBytes        = 5
+	fp8GradientBytes       = 7
+	fp8TransposeByte       = 2
+	fp8FrozenGradientBytes = 5
+	fp8RecastBytes         = 3
 )
 
 // fp8Traffic is what dynamic fp8 scaling adds to one micro-batch on this
@@ -263,9 +296,13 @@ func (j *job) fp8Traffic() float64 {
 	in, out := productWidths(j.in.Model)
 	// Under TP every rank casts the column-parallel layers' whole input.
 	in += float64(j.l.TP-1) * columnInputWidth(j.in.Model)
+	input, gradient, weight := forward+fp8TransposeByte, float64(fp8GradientBytes), forward+fp8TransposeByte
+	if j.frozenFP8() {
+		input, gradient, weight = forward, fp8FrozenGradientBytes, forward+fp8RecastBytes+fp8TransposeByte
+	}
 	layers := float64(j.in.Model.Layers)
-	tokens := j.tokensPerGPU() * layers * (in*(forward+fp8TransposeByte) + out*fp8GradientBytes)
-	weights := j.counts.PerLayer * layers / float64(j.l.TP*j.l.PP) * (forward + fp8TransposeByte)
+	tokens := j.tokensPerGPU() * layers * (in*input + out*gradient)
+	weights := j.counts.PerLayer * layers / float64(j.l.TP*j.l.PP) * weight
 	return (tokens + weights) / hbm
 }
 
@@ -415,8 +452,9 @@ func (j *job) group(kind string) layout.Group {
 // Under gpuflow's fp8 with sequence parallelism the all-gathers carry
 // fp8 (the attention's and MLP's inputs in e4m3, the row-parallel
 // layers' output gradients in e5m2), half the bytes, while the
-// reduce-scatters stay in bf16; and every split tensor's scale comes
-// from an all-reduced maximum, one number each.
+// reduce-scatters stay in bf16 (under LoRA over an fp8 base, DTensor
+// gathers the inputs in bf16); and every split tensor's scale comes from
+// an all-reduced maximum, one number each.
 // With the asynchronous all-reduce, the backward's two collectives of the
 // column-parallel layers' input gradients run beside those layers'
 // weight-gradient products and only their excess is exposed.
@@ -428,7 +466,7 @@ func (j *job) tensorParallel(p *stepParts) {
 	k := j.links.forGroup(j.group(layout.KindTP))
 	bytes := float64(s.SeqLen/l.CP*l.MicroBatch*s.Hidden) * 2
 	pair := k.allReduce(bytes, l.TP)
-	if j.fp8Split() && l.SequenceParallel {
+	if j.fp8Split() && l.SequenceParallel && !j.frozenFP8() {
 		pair = k.gatherOrScatter(bytes/2, l.TP) + k.gatherOrScatter(bytes, l.TP)
 	}
 	p.tp = j.layers * (j.tpAllReducesPerLayer()*pair + j.fp8ScaleReductions()*k.allReduce(4, l.TP))
@@ -446,13 +484,15 @@ func (j *job) fp8Split() bool {
 // and, with sequence parallelism, the two gathered inputs; the backward's
 // five column-parallel output gradients and, with sequence parallelism,
 // the two row-parallel ones it gathers. A full recomputation reduces the
-// forward's again.
+// forward's again. Over a frozen base (LoRA) sequence parallelism adds
+// none: the inputs are gathered in bf16 and the row-parallel layers'
+// output gradients come whole.
 func (j *job) fp8ScaleReductions() float64 {
 	if !j.fp8Split() {
 		return 0
 	}
 	forward, backward := 9.0, 5.0
-	if j.l.SequenceParallel {
+	if j.l.SequenceParallel && !j.frozenFP8() {
 		forward, backward = 11, 7
 	}
 	if j.l.Recompute == layout.RecomputeFull {

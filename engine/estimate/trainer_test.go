@@ -261,3 +261,47 @@ func TestFP8Products(t *testing.T) {
 		t.Errorf("the output layer at bf16 adds %.4f s, want %.4f s", got, want)
 	}
 }
+
+// TestFP8LoRA checks LoRA over gpuflow's fp8 frozen base: the base's
+// products (forward and input gradient) at the fp8 rate, the frozen
+// output layer's (4 V h) and the adapters' at bf16; the scaling's traffic
+// without a weight gradient's operands, each weight cast again for the
+// backward; and the memory of LoRA over bf16, since no fp8 copy of the
+// frozen weights is kept.
+func TestFP8LoRA(t *testing.T) {
+	t.Parallel()
+	wide := preset("llama3-8b")
+	wide.Layers, wide.SeqLen = 20, 4096
+	l := trainerLayout(1, 2, 2, true, layout.RecomputeNone)
+	l.Precision = hardware.PrecisionFP8
+	in := Input{Model: wide, Layout: l, Hardware: builtin("h200-x1"), Framework: FrameworkGpuflow,
+		LoRA: &LoRA{Rank: 16, Targets: []string{"all-linear"}}}
+	j, err := newJob(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8192 tokens x 20 layers x (5 x 38912 input + 5 x 43008 gradient)
+	// bytes, and 20 layers' 218.1M weights x (5 + 3 + 2) bytes.
+	bytes := 8192*20*5*(38912.0+43008) + 20*218_112_000*10.0
+	if want, got := bytes/j.hbm(), j.fp8Traffic(); math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("fp8Traffic = %.4f s, want %.4f s", got, want)
+	}
+	if want, got := 4*128256*4096.0+6*j.adapters, j.fp8KeptAtBF16(); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("FLOPs per token kept at bf16 = %.4g, want %.4g (the frozen output layer and the adapters)", got, want)
+	}
+	fp8, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Layout.Precision = hardware.PrecisionBF16
+	bf16, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff(bf16.Memory, fp8.Memory); diff != "" {
+		t.Errorf("memory of LoRA over fp8 against bf16 (-bf16 +fp8):\n%s", diff)
+	}
+	if fp8.StepTimeS >= bf16.StepTimeS || fp8.StepTimeS <= bf16.StepTimeS/2 {
+		t.Errorf("fp8 LoRA step %.3f s against bf16 LoRA %.3f s; want faster but less than twice", fp8.StepTimeS, bf16.StepTimeS)
+	}
+}

@@ -328,6 +328,10 @@ func TestApplyFailsClearly(t *testing.T) {
 		"a GELU model":        {name: "ok", body: func(b *stageBody) { b.activation = "gelu" }, want: []string{"Trainer rule swiglu-only: Model family not supported by the trainer"}},
 		"fp16": {name: "ok", body: func(b *stageBody) { b.precision = "fp16" }, want: []string{"Trainer rule fp16-no-loss-scaling: fp16 not supported by the trainer"},
 			wantIn: "loss scaling"},
+		"fp8 with LoRA reaches the base model's check": {name: "ok", body: func(b *stageBody) {
+			b.precision = "fp8"
+			b.lora = cty.ObjectVal(map[string]cty.Value{"rank": n(8), "alpha": n(16), "targets": cty.ListVal([]cty.Value{cty.StringVal("q_proj")}), "dropout": cty.NullVal(cty.Number)})
+		}, want: []string{"No base model"}},
 		"too few micro-batches for the pipeline": {name: "ok", body: func(b *stageBody) { b.pp, b.dp, b.global = 4, 1, 4 },
 			want: []string{"Trainer rule pipeline-microbatches: Too few micro-batches for the pipeline"}},
 		"missing data": {name: "ok", body: func(b *stageBody) { b.data = cty.StringVal("data/nothing") },
