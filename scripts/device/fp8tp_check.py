@@ -18,8 +18,9 @@ fp8 itself moves the loss.
 their gradients are held to (fp8-lora: fp32-lora.ref).
 
 torch._scaled_mm runs fp8 products on the CPU too, so the check needs no
-GPU; the trainer itself refuses fp8 on CPU ranks (it trains them in fp32),
-so this script runs its training steps. fp8 products on the CPU are slow
+GPU. The script runs the training steps itself, with the trainer's
+modules, so that it can hold every layout's first-step gradients and base
+weights to the single process's. fp8 products on the CPU are slow
 (the single fp8 process reached step 20 in 75 s on 16 cores, beside the
 other runs): give the check a few minutes. Each run writes its losses
 every 10 steps, so one stopped by --timeout still compares the steps it
