@@ -75,7 +75,7 @@ type Framework struct {
 	ScatterGather bool
 	// GradSendsWhole: with ScatterGather the forward's sends are split
 	// but every TP rank sends the backward's activation gradient whole
-	// (DeepSpeed's pipeline engine until September 2021, whose
+	// (DeepSpeed's pipeline engine before v0.5.4, October 2021, whose
 	// is_grad_partitioned was off). The layout's scatter_gather_grads
 	// replaces it.
 	GradSendsWhole bool
@@ -260,13 +260,17 @@ var frameworks = map[string]Framework{
 	// DeepSpeed as in the ZeRO paper: fp16 weights and gradients plus
 	// K = 12 bytes of optimizer state, 16 bytes in all; gradients reduced
 	// in the training type, overlap_comm off (its default below ZeRO-3).
+	// Its pipeline engine sends each activation as 1/tp slices over the
+	// tensor-parallel group (pipe_partitioned, since its first release
+	// with the engine, v0.3.0) and their gradients likewise
+	// (grad_partitioned, since v0.5.4); both are on by default.
 	// Time figures are Megatron's (not validated for DeepSpeed), except
 	// that autograd accumulates the gradients in a separate pass.
 	FrameworkDeepSpeed: {Name: FrameworkDeepSpeed, WeightBytes: 2, GradBytes: 2, OptimizerBytes: 12,
 		GradCommBytes: 2, ParamCommBytes: 2, ActivationCoefficient: 1, LogitBytes: 4,
 		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes,
-		Attention: layout.AttentionFlash, GEMMsPerLayer: 4, SeparateGradAccumulation: true, ElementwiseCounted: true},
+		Attention: layout.AttentionFlash, ScatterGather: true, GEMMsPerLayer: 4, SeparateGradAccumulation: true, ElementwiseCounted: true},
 	// Plain PyTorch (Hugging Face modules, autocast over fp32 weights,
 	// fp32 gradients, fused AdamW, DDP across GPUs), as the reference measurements ran it.
 	FrameworkEager: {Name: FrameworkEager, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,

@@ -141,3 +141,27 @@ func TestAchievedTFLOPS(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedSplitsPipelineSends: DeepSpeed's pipeline engine splits
+// both the forward's sends and their gradients over the TP ranks by
+// default (pipe_partitioned and grad_partitioned), so its pipeline
+// communication is Megatron-LM's and a fraction of the whole sends'.
+func TestDeepSpeedSplitsPipelineSends(t *testing.T) {
+	t.Parallel()
+	off := false
+	plan := func(framework string, scatter *bool) *Estimate {
+		t.Helper()
+		in := optionsBase()
+		in.Framework = framework
+		in.Layout.ScatterGather = scatter
+		e, err := Compute(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	deepspeed, whole, megatron := plan(FrameworkDeepSpeed, nil), plan(FrameworkDeepSpeed, &off), plan(FrameworkMegatron, nil)
+	if deepspeed.CommS.PP != megatron.CommS.PP || 2*deepspeed.CommS.PP >= whole.CommS.PP {
+		t.Errorf("deepspeed pipeline comm %.4f s, megatron's %.4f s, whole sends %.4f s", deepspeed.CommS.PP, megatron.CommS.PP, whole.CommS.PP)
+	}
+}

@@ -46,7 +46,8 @@ type Layout struct {
 	AsyncTPAllReduce *bool `json:"async_tp_allreduce,omitempty" cty:"async_tp_allreduce"`
 	// ScatterGatherGrads splits the backward's pipeline sends (activation
 	// gradients) over the TP ranks as ScatterGather does the forward's;
-	// DeepSpeed's pipeline engine sent them whole until September 2021.
+	// DeepSpeed's pipeline engine sent them whole before v0.5.4 (October
+	// 2021).
 	ScatterGatherGrads *bool `json:"scatter_gather_grads,omitempty" cty:"scatter_gather_grads"`
 }
 
