@@ -8,7 +8,8 @@
 # gradients accumulated outside the weight-gradient product, the input
 # gradients' TP all-reduce waited on before the weight-gradient product,
 # the pipeline's gradient sends whole, as DeepSpeed's pipeline engine sent
-# them until September 29, 2021; the model was announced in October 2021).
+# them before v0.5.4, released October 6, 2021; the model was announced in
+# October 2021).
 
 hardware "cluster" {
   profile = "dgx-a100-80gb"
