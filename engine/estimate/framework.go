@@ -79,6 +79,11 @@ type Framework struct {
 	// is_grad_partitioned was off). The layout's scatter_gather_grads
 	// replaces it.
 	GradSendsWhole bool
+	// RegathersOutput: with ScatterGather a stage keeps only its 1/tp
+	// slice of each activation it sent and gathers it whole again over
+	// the TP group before that micro-batch's backward (DeepSpeed's
+	// pipeline engine, whose autograd call needs the output whole).
+	RegathersOutput bool
 	// GEMMsPerLayer is the matrix products one layer's forward launches
 	// (Megatron-LM fuses q, k and v, and gate and up: 4). Each pays the
 	// fixed per-product overhead; zero leaves the overhead in GEMMShare,
@@ -263,14 +268,16 @@ var frameworks = map[string]Framework{
 	// Its pipeline engine sends each activation as 1/tp slices over the
 	// tensor-parallel group (pipe_partitioned, since its first release
 	// with the engine, v0.3.0) and their gradients likewise
-	// (grad_partitioned, since v0.5.4); both are on by default.
+	// (grad_partitioned, since v0.5.4); both are on by default. Before
+	// each backward a stage gathers its own sent activation whole again.
 	// Time figures are Megatron's (not validated for DeepSpeed), except
 	// that autograd accumulates the gradients in a separate pass.
 	FrameworkDeepSpeed: {Name: FrameworkDeepSpeed, WeightBytes: 2, GradBytes: 2, OptimizerBytes: 12,
 		GradCommBytes: 2, ParamCommBytes: 2, ActivationCoefficient: 1, LogitBytes: 4,
 		GEMMShare: megatronGEMMShare, StepBytesPerParam: adamStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes,
-		Attention: layout.AttentionFlash, ScatterGather: true, GEMMsPerLayer: 4, SeparateGradAccumulation: true, ElementwiseCounted: true},
+		Attention: layout.AttentionFlash, ScatterGather: true, RegathersOutput: true, GEMMsPerLayer: 4, SeparateGradAccumulation: true,
+		ElementwiseCounted: true},
 	// Plain PyTorch (Hugging Face modules, autocast over fp32 weights,
 	// fp32 gradients, fused AdamW, DDP across GPUs), as the reference measurements ran it.
 	FrameworkEager: {Name: FrameworkEager, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,

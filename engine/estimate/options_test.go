@@ -142,11 +142,12 @@ func TestAchievedTFLOPS(t *testing.T) {
 	}
 }
 
-// TestDeepSpeedSplitsPipelineSends: DeepSpeed's pipeline engine splits
-// both the forward's sends and their gradients over the TP ranks by
-// default (pipe_partitioned and grad_partitioned), so its pipeline
-// communication is Megatron-LM's and a fraction of the whole sends'.
-func TestDeepSpeedSplitsPipelineSends(t *testing.T) {
+// TestDeepSpeedPipelineSends: DeepSpeed's pipeline engine splits both
+// the forward's sends and their gradients over the TP ranks by default
+// (pipe_partitioned and grad_partitioned), as Megatron-LM does, and
+// gathers each sent activation whole again before its backward: one more
+// all-gather over NVLink per micro-batch, a fraction of the whole sends.
+func TestDeepSpeedPipelineSends(t *testing.T) {
 	t.Parallel()
 	off := false
 	plan := func(framework string, scatter *bool) *Estimate {
@@ -161,7 +162,12 @@ func TestDeepSpeedSplitsPipelineSends(t *testing.T) {
 		return e
 	}
 	deepspeed, whole, megatron := plan(FrameworkDeepSpeed, nil), plan(FrameworkDeepSpeed, &off), plan(FrameworkMegatron, nil)
-	if deepspeed.CommS.PP != megatron.CommS.PP || 2*deepspeed.CommS.PP >= whole.CommS.PP {
-		t.Errorf("deepspeed pipeline comm %.4f s, megatron's %.4f s, whole sends %.4f s", deepspeed.CommS.PP, megatron.CommS.PP, whole.CommS.PP)
+	// 32 micro-batches, each gathering GPT-3's 2,048 x 12,288 bf16
+	// activation from 8 slices at 0.76 of NVLink 3's 300 GB/s, plus the
+	// ring's seven latencies.
+	regather := 32 * 2048 * 12288 * 2 * 7.0 / 8 / (300e9 * 0.76)
+	if !within(deepspeed.CommS.PP-megatron.CommS.PP, regather, 0.05) || 2*deepspeed.CommS.PP >= whole.CommS.PP {
+		t.Errorf("deepspeed pipeline comm %.4f s, megatron's %.4f s + re-gather %.4f s, whole sends %.4f s",
+			deepspeed.CommS.PP, megatron.CommS.PP, regather, whole.CommS.PP)
 	}
 }

@@ -616,7 +616,9 @@ func (r ring) backward(step, grads float64) (total, exposed float64) {
 // pipelineParallel: each model chunk sends its output forward and
 // receives a gradient back, per micro-batch; sequence parallelism, or
 // the framework's scatter/gather, sends a 1/tp slice per TP rank, except
-// the gradients of a framework that sends them whole.
+// the gradients of a framework that sends them whole, and a framework
+// that keeps only the slice of what it sent gathers it again before the
+// backward.
 func (j *job) pipelineParallel(p *stepParts) {
 	l, s := j.l, j.in.Model
 	if l.PP == 1 {
@@ -633,16 +635,21 @@ func (j *job) pipelineParallel(p *stepParts) {
 		return
 	}
 	split := k.sendRecv(bytes / float64(l.TP))
+	var regather float64
 	if scatter {
 		// Each TP rank sends its 1/tp slice; the receiving stage
 		// all-gathers the whole activation over its TP group.
-		split += j.links.forGroup(j.group(layout.KindTP)).gatherOrScatter(bytes, l.TP)
+		gather := j.links.forGroup(j.group(layout.KindTP)).gatherOrScatter(bytes, l.TP)
+		split += gather
+		if j.fw.RegathersOutput {
+			regather = gather
+		}
 	}
 	backward := split
 	if scatter && j.fw.GradSendsWhole {
 		backward = whole
 	}
-	p.pp = chunks * (split + backward)
+	p.pp = chunks * (split + backward + regather)
 }
 
 // dataLink is the link of the data-parallel group (DP times CP): the
