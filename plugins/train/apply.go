@@ -148,6 +148,10 @@ func outputs(c runConfig, r *trainerResult) map[string]cty.Value {
 		out["valid_loss"] = cty.NumberFloatVal(*r.ValidLoss)
 		out["valid_perplexity"] = cty.NumberFloatVal(*r.ValidPerplexity)
 	}
+	if r.LossScale != nil && r.SkippedSteps != nil {
+		out["loss_scale"] = cty.NumberFloatVal(*r.LossScale)
+		out["skipped_steps"] = cty.NumberIntVal(*r.SkippedSteps)
+	}
 	if c.Type == "finetune" {
 		out["adapters"] = cty.StringVal(r.Adapters)
 		out["merged"] = cty.StringVal(r.Merged)

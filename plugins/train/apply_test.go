@@ -106,6 +106,37 @@ func TestApplyRunsTheTrainer(t *testing.T) {
 	}
 }
 
+// TestApplyReportsLossScaling: an fp16 run's loss scale and skipped steps
+// are metrics of every step and outputs of the stage; a skipped step whose
+// loss overflowed has no loss metric.
+func TestApplyReportsLossScaling(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeShard(t, filepath.Join(dir, "data", "train-00000"))
+	body := defaultBody(cty.StringVal("data/train-00000"))
+	body.precision = "fp16"
+	resp, rec := applyStage(t, New(Options{Python: fakePython(t)}), request(dir, "pretrain", "ok", body.value(), "run-1"))
+	if resp.Diagnostics.HasErrors() {
+		t.Fatalf("diagnostics = %v", resp.Diagnostics)
+	}
+	got := map[string]cty.Value{"loss_scale": resp.Outputs["loss_scale"], "skipped_steps": resp.Outputs["skipped_steps"]}
+	want := map[string]cty.Value{"loss_scale": cty.NumberFloatVal(32768), "skipped_steps": cty.NumberIntVal(1)}
+	if diff := cmp.Diff(want, got, ctyCmp); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	metrics := map[string][]float64{}
+	for _, e := range rec.snapshot() {
+		if e.Metric != nil && (e.Metric.Name == "loss" || e.Metric.Name == "loss_scale" || e.Metric.Name == "skipped_steps") {
+			metrics[e.Metric.Name] = append(metrics[e.Metric.Name], e.Metric.Value)
+		}
+	}
+	wantMetrics := map[string][]float64{"loss": {9.5, 7.5, 6.5, 5.5}, "loss_scale": {65536, 65536, 32768, 32768, 32768},
+		"skipped_steps": {0, 1, 1, 1, 1}}
+	if diff := cmp.Diff(wantMetrics, metrics); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
 var ctyCmp = cmp.Comparer(func(a, b cty.Value) bool { return a.RawEquals(b) })
 
 func TestApplyWritesTheTrainersConfig(t *testing.T) {
@@ -326,8 +357,6 @@ func TestApplyFailsClearly(t *testing.T) {
 			want: []string{"Multi-node training needs a cluster executor"}, wantIn: "2 nodes"},
 		"context parallelism": {name: "ok", body: func(b *stageBody) { b.cp = 2 }, want: []string{"Trainer rule cp-needs-gpus: Context parallelism not supported by the trainer"}},
 		"a GELU model":        {name: "ok", body: func(b *stageBody) { b.activation = "gelu" }, want: []string{"Trainer rule swiglu-only: Model family not supported by the trainer"}},
-		"fp16": {name: "ok", body: func(b *stageBody) { b.precision = "fp16" }, want: []string{"Trainer rule fp16-no-loss-scaling: fp16 not supported by the trainer"},
-			wantIn: "loss scaling"},
 		"fp8 with LoRA reaches the base model's check": {name: "ok", body: func(b *stageBody) {
 			b.precision = "fp8"
 			b.lora = cty.ObjectVal(map[string]cty.Value{"rank": n(8), "alpha": n(16), "targets": cty.ListVal([]cty.Value{cty.StringVal("q_proj")}), "dropout": cty.NullVal(cty.Number)})

@@ -16,15 +16,20 @@ import (
 // {"event": "step" | "valid" | "log" | "checkpoint" | "error" | "stopped" | "result" | "eval", ...}.
 type trainerEvent struct {
 	Event string `json:"event"`
-	// step
-	Step        int64   `json:"step"`
-	Steps       int64   `json:"steps"`
-	Loss        float64 `json:"loss"`
-	LR          float64 `json:"lr"`
-	TokensPerS  float64 `json:"tokens_per_s"`
-	MFU         float64 `json:"mfu"`
-	MemoryBytes int64   `json:"memory_bytes"`
-	StepTimeS   float64 `json:"step_time_s"`
+	// step; Loss is null where fp16's loss overflowed and the step was
+	// skipped
+	Step        int64    `json:"step"`
+	Steps       int64    `json:"steps"`
+	Loss        *float64 `json:"loss"`
+	LR          float64  `json:"lr"`
+	TokensPerS  float64  `json:"tokens_per_s"`
+	MFU         float64  `json:"mfu"`
+	MemoryBytes int64    `json:"memory_bytes"`
+	StepTimeS   float64  `json:"step_time_s"`
+	// step under fp16 only: the loss scale the step used and the steps
+	// skipped so far
+	LossScale    *float64 `json:"loss_scale"`
+	SkippedSteps *int64   `json:"skipped_steps"`
 	// valid
 	ValidLoss       float64 `json:"valid_loss"`
 	ValidPerplexity float64 `json:"valid_perplexity"`
@@ -61,6 +66,11 @@ type trainerResult struct {
 	// when the run had no validation data.
 	ValidLoss       *float64 `json:"valid_loss"`
 	ValidPerplexity *float64 `json:"valid_perplexity"`
+	// LossScale and SkippedSteps are the loss scaler's at the end (its
+	// scale, and the steps it skipped since the first step), only under
+	// fp16.
+	LossScale    *float64 `json:"loss_scale"`
+	SkippedSteps *int64   `json:"skipped_steps"`
 }
 
 // rankPrefix is what torchrun may put before a worker's line ("[rank0]:",
@@ -160,14 +170,21 @@ func (m *monitor) step(ev trainerEvent) {
 	m.mu.Unlock()
 	t := m.now()
 	m.sink.Send(api.Event{Time: t, Progress: &api.Progress{Label: "train", Done: float64(ev.Step), Total: float64(ev.Steps), Unit: "steps"}})
-	for _, metric := range []api.Metric{
-		{Name: "loss", Value: ev.Loss},
-		{Name: "lr", Value: ev.LR},
-		{Name: "tokens_per_s", Value: ev.TokensPerS, Unit: "tokens/s"},
-		{Name: "mfu", Value: ev.MFU},
-		{Name: "memory", Value: float64(ev.MemoryBytes), Unit: "bytes"},
-		{Name: "step_time", Value: ev.StepTimeS, Unit: "s"},
-	} {
+	var metrics []api.Metric
+	if ev.Loss != nil {
+		metrics = append(metrics, api.Metric{Name: "loss", Value: *ev.Loss})
+	}
+	metrics = append(metrics,
+		api.Metric{Name: "lr", Value: ev.LR},
+		api.Metric{Name: "tokens_per_s", Value: ev.TokensPerS, Unit: "tokens/s"},
+		api.Metric{Name: "mfu", Value: ev.MFU},
+		api.Metric{Name: "memory", Value: float64(ev.MemoryBytes), Unit: "bytes"},
+		api.Metric{Name: "step_time", Value: ev.StepTimeS, Unit: "s"})
+	if ev.LossScale != nil && ev.SkippedSteps != nil {
+		metrics = append(metrics, api.Metric{Name: "loss_scale", Value: *ev.LossScale},
+			api.Metric{Name: "skipped_steps", Value: float64(*ev.SkippedSteps)})
+	}
+	for _, metric := range metrics {
 		metric.Step = ev.Step
 		m.sink.Send(api.Event{Time: t, Metric: &metric})
 	}

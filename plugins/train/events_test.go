@@ -30,6 +30,24 @@ func TestMonitorTurnsLinesIntoEvents(t *testing.T) {
 				metric("mfu", 0.41, ""), metric("memory", 1073741824, "bytes"), metric("step_time", 0.16, "s"),
 			},
 		},
+		"an fp16 step adds its loss scale and the steps skipped": {
+			stdout: []string{`{"event":"step","step":3,"steps":300,"loss":2.5,"lr":0.0006,"tokens_per_s":400000,"mfu":0.41,"memory_bytes":1073741824,"step_time_s":0.16,"loss_scale":32768,"skipped_steps":1}`},
+			want: []api.Event{
+				{Time: at, Progress: &api.Progress{Label: "train", Done: 3, Total: 300, Unit: "steps"}},
+				metric("loss", 2.5, ""), metric("lr", 0.0006, ""), metric("tokens_per_s", 400000, "tokens/s"),
+				metric("mfu", 0.41, ""), metric("memory", 1073741824, "bytes"), metric("step_time", 0.16, "s"),
+				metric("loss_scale", 32768, ""), metric("skipped_steps", 1, ""),
+			},
+		},
+		"a skipped step's overflowed loss is no metric": {
+			stdout: []string{`{"event":"step","step":3,"steps":300,"loss":null,"lr":0.0006,"tokens_per_s":400000,"mfu":0.41,"memory_bytes":1073741824,"step_time_s":0.16,"loss_scale":65536,"skipped_steps":1}`},
+			want: []api.Event{
+				{Time: at, Progress: &api.Progress{Label: "train", Done: 3, Total: 300, Unit: "steps"}},
+				metric("lr", 0.0006, ""), metric("tokens_per_s", 400000, "tokens/s"),
+				metric("mfu", 0.41, ""), metric("memory", 1073741824, "bytes"), metric("step_time", 0.16, "s"),
+				metric("loss_scale", 65536, ""), metric("skipped_steps", 1, ""),
+			},
+		},
 		"a validation is metrics of its step and a log line": {
 			stdout: []string{`{"event":"valid","step":3,"steps":300,"valid_loss":2.25,"valid_perplexity":9.4877}`},
 			want: []api.Event{metric("valid_loss", 2.25, ""), metric("valid_perplexity", 9.4877, ""),

@@ -7,6 +7,11 @@ export must hold the single process's tensors, each written once. The
 masked groups train on the same stream with a loss mask beside it (runs
 of prompt and reply tokens, as chat records have), and limits_masks.py
 checks that prompt tokens' logits get no gradient under tp2 and pp2.
+The fp16 group trains with precision = "fp16": CPU ranks compute in fp32,
+so there its loss scaling (scaled backward, unscaled clipping, the
+overflow flag all-reduced over the ranks) must change nothing, against
+its own single process and against the untied group's, which trains
+without loss scaling.
 
   python3 limits_check.py WORK --trainer DIR [--md OUT.md] [--jobs N] [--only GROUP.LAYOUT,...]
 
@@ -56,6 +61,7 @@ GROUPS = {
     "lora-tied": {"tied": True, "lora": True},
     "masked": {"tied": False, "lora": False, "masked": True},
     "masked-lora": {"tied": False, "lora": True, "masked": True},
+    "fp16": {"tied": False, "lora": False, "precision": "fp16", "baseline": "untied"},
 }
 LAYOUTS = {
     "ref": {},
@@ -66,6 +72,7 @@ LAYOUTS = {
     "tp2pp2": {"tp": 2, "pp": 2, "sequence_parallel": True},
     "dp2pp2": {"dp": 2, "pp": 2},
     "dp2tp2-fsdp": {"dp": 2, "tp": 2, "fsdp": True, "recompute": "full"},
+    "dp2": {"dp": 2, "fsdp": True},
 }
 RUNS = {
     "untied": ["ref", "tp2", "tp2-nosp", "pp2", "tp2pp2", "dp2tp2-fsdp"],
@@ -74,6 +81,7 @@ RUNS = {
     "lora-tied": ["ref", "tp2", "tp2pp2"],
     "masked": ["ref", "tp2", "pp2", "pp2vp2", "tp2pp2", "dp2pp2", "dp2tp2-fsdp"],
     "masked-lora": ["ref", "tp2pp2"],
+    "fp16": ["ref", "tp2", "pp2", "dp2"],
 }
 # The masked-gradient property's layouts (limits_masks.py), run with the
 # masked group.
@@ -101,7 +109,8 @@ def config(work, group, layout):
     g, name = GROUPS[group], f"{group}.{layout}"
     folder = os.path.join(work, name)
     cfg = {"stage": f"{'finetune' if g['lora'] else 'pretrain'}.{name}", "type": "finetune" if g["lora"] else "pretrain",
-           "model": dict(MODEL, tied_embeddings=g["tied"]), "layout": dict(LAYOUT, **LAYOUTS[layout]),
+           "model": dict(MODEL, tied_embeddings=g["tied"]),
+           "layout": dict(LAYOUT, **LAYOUTS[layout], precision=g.get("precision", LAYOUT["precision"])),
            "data": [os.path.join(work, "markov")], "steps": STEPS, "lr": 5e-3 if g["lora"] else 1e-3, "min_lr": 1e-4,
            "schedule": "cosine", "warmup_steps": 5, "weight_decay": 0.1, "seed": 1, "checkpoint_every": 0, "checkpoint": False,
            "checkpoint_dir": os.path.join(folder, "ckpt"), "keep_checkpoints": 1, "compile": False, "peak_flops": 1e12,
@@ -270,6 +279,20 @@ def row(work, group, layout, ref):
             f"{'yes' if good else 'NO'} {peft} |"), good
 
 
+def baseline_row(work, group, ref):
+    """A group's single process against its baseline group's (the same
+    model and data, another precision)."""
+    base = GROUPS[group]["baseline"]
+    want, err = losses(work, f"{base}.ref")
+    common = sorted(set(want) & set(ref))
+    if len(common) < STEPS:
+        return f"| {group} | 1 process against {base}'s | 1 | {len(ref)} | | | | NO: {err or 'incomplete'} |", False
+    rel = max(abs(ref[s] - want[s]) / want[s] for s in common)
+    good = rel <= TOLERANCE
+    return (f"| {group} | 1 process against {base}'s | 1 | {len(ref)} | {want[1]:.4f} | {want[STEPS]:.4f} | {rel:.2e} | "
+            f"{'yes' if good else 'NO'} |"), good
+
+
 def compare(work, runs):
     rows = ["| model | layout | ranks | steps | loss at 1 | loss at 50 | max relative difference | within tolerance (export: tensors, max difference) |",
             "|---|---|---|---|---|---|---|---|"]
@@ -280,6 +303,10 @@ def compare(work, runs):
         ok = ok and good
         rows.append(f"| {group} | 1 process (reference) | 1 | {len(ref)} | {ref.get(1, float('nan')):.4f} | "
                     f"{ref.get(STEPS, float('nan')):.4f} | | {'yes' if good else 'NO ' + err} |")
+        if "baseline" in GROUPS[group]:
+            line, good = baseline_row(work, group, ref)
+            rows.append(line)
+            ok = ok and good
         for layout in layouts[1:]:
             line, good = row(work, group, layout, ref)
             rows.append(line)
@@ -300,10 +327,12 @@ def main():
         wanted = set(a.only.split(","))
         runs = {g: ["ref"] + [l for l in ls[1:] if f"{g}.{l}" in wanted] for g, ls in RUNS.items()}
         runs = {g: ls for g, ls in runs.items() if len(ls) > 1}
+    # A baseline's single process runs with the group compared with it.
+    jobs = [(g, l) for g, ls in runs.items() for l in ls]
+    jobs += [(b, "ref") for b in {GROUPS[g]["baseline"] for g in runs if "baseline" in GROUPS[g]} if b not in runs]
     os.makedirs(a.work, exist_ok=True)
     markov(os.path.join(a.work, "markov"), MODEL["vocab"], 200_000)
     chat_mask(os.path.join(a.work, "markov"), 200_000)
-    jobs = [(g, l) for g, ls in runs.items() for l in ls]
     masks = MASK_LAYOUTS if "masked" in runs else []
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         futures = [pool.submit(mask_run, a.work, HERE, a.trainer, l) for l in masks]

@@ -1,7 +1,7 @@
 """The layout on PyTorch's own parallelism: a device mesh in Megatron's rank
 order (tp fastest, then dp, then pp), tensor parallelism with optional
 sequence parallelism through DTensor, data parallelism through FSDP2
-(fully_shard) with bf16 compute (fp32 on CPU ranks) and fp32 reduction, and pipeline
+(fully_shard) with bf16 or fp16 compute (fp32 on CPU ranks) and fp32 reduction, and pipeline
 parallelism through torch.distributed.pipelining (1F1B, or interleaved 1F1B
 with vp > 1 model chunks per rank). One GPU alone runs the same mixed
 precision without FSDP2 (compute_copy).
@@ -171,6 +171,18 @@ def apply_fsdp(part, dp_mesh, reshard, compute_dtype=torch.bfloat16):
     # The root holds the embeddings, final norm and output: used again at
     # once by the backward, so never resharded after the forward.
     fully_shard(part, mesh=dp_mesh, mp_policy=mp, reshard_after_forward=False)
+
+
+def compute_dtype(precision, cpu):
+    """What the forward and backward run in: fp16 for precision "fp16",
+    else bf16 (fp8's products cast their own operands), fp32 on CPU ranks."""
+    if cpu:
+        return torch.float32
+    return torch.float16 if precision == "fp16" else torch.bfloat16
+
+
+def dtype_name(dtype):
+    return {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
 
 
 def one_gpu(layout, cpu):

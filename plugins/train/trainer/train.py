@@ -27,6 +27,7 @@ import ckpt
 import config
 import fp8
 import hf
+import lossscale
 import model as M
 import models
 import parallel
@@ -176,6 +177,7 @@ class Trainer:
         self.alone = alone = parallel.one_gpu(l, self.cpu)
         whole_bytes = cfg.params * 4
         whole = self.cpu or alone or whole_bytes <= WHOLE_INIT_SHARE * torch.cuda.get_device_properties(self.device).total_memory
+        low = parallel.compute_dtype(l.precision, self.cpu)
         for _, part in parts:
             if whole:
                 part.to_empty(device=self.device)
@@ -185,11 +187,11 @@ class Trainer:
                 if self.lora:
                     freeze_base(part)
             parallel.set_recompute(part, l.recompute)
-            runs = parallel.compute_copy(part) if alone else part
+            runs = parallel.compute_copy(part, low) if alone else part
             if cfg.compile:
                 parallel.compile_blocks(runs)
             if not alone:
-                parallel.apply_fsdp(part, *parallel.data_parallel(self.mesh, l), compute_dtype=torch.float32 if self.cpu else torch.bfloat16)
+                parallel.apply_fsdp(part, *parallel.data_parallel(self.mesh, l), compute_dtype=low)
             if not whole:
                 part.to_empty(device=self.device)
                 self._init_sharded(part)
@@ -212,18 +214,26 @@ class Trainer:
         self.tied = None
         if self.args.tied_embeddings and l.pp > 1:
             self.tied = parallel.TiedStages(self.mesh, self.parts, self.stage_ids, self.stages)
+        # fp16's narrow range needs the loss scaled (lossscale.py); on CPU
+        # ranks, which compute in fp32, the same path runs unneeded, so
+        # that a layout's scaling is checked there against one process.
+        self.scaler = lossscale.LossScaler(self.device) if l.precision == "fp16" else None
         self.loss_scale = 1.0
         if l.pp > 1:
             from torch.distributed.pipelining import PipelineStage
             group = self.mesh["pp"].get_group()
             stages = [PipelineStage(p, s, self.stages, self.device, group=group) for s, p in parts]
             self.masked = parallel.MaskedPipelineLoss(self.summed_loss_fn, self.accum) if cfg.masks else None
-            self.schedule, self.loss_scale = parallel.pipeline_schedule(stages, self.accum, self.loss_fn if self.masked is None else self.masked)
+            loss_fn = self.loss_fn if self.masked is None else self.masked
+            if self.scaler:
+                loss_fn = self.scaler.scaled_loss_fn(loss_fn)
+            self.schedule, self.loss_scale = parallel.pipeline_schedule(stages, self.accum, loss_fn)
         trained = sum(p.numel() for part in self.parts for p in part.parameters() if p.requires_grad)
         self.rep.log(f"model: {cfg.params / 1e6:.1f}M parameters ({trained / 1e6:.2f}M trained on this rank's chunks); "
                      f"layout tp={l.tp} pp={l.pp} dp={l.dp} vp={l.vp}, {self.accum} micro-batches of {l.micro_batch} per step; "
                      f"recompute {l.recompute}, {l.precision}, compile {cfg.compile}, "
-                     f"{'whole' if whole else 'sharded'} initialisation, {'bf16 compute copy on one GPU' if alone else 'FSDP2'}")
+                     f"{'whole' if whole else 'sharded'} initialisation, {parallel.dtype_name(low)} "
+                     f"{'compute copy on one GPU' if alone else 'compute under FSDP2'}{', dynamic loss scaling' if self.scaler else ''}")
 
     def _init_sharded(self, part):
         with torch.no_grad():
@@ -253,6 +263,9 @@ class Trainer:
             return 0, None
         marker = ckpt.load(cfg.resume_from, self.parts, self.optimizers, keep=keep)
         self.rep.log(f"resumed from {cfg.resume_from} at step {marker['step']}")
+        if self.scaler and marker.get("loss_scale"):
+            self.scaler.load_state_dict(marker["loss_scale"])
+            self.rep.log(f"loss scale {self.scaler.state_dict()['scale']:g} from the checkpoint")
         return int(marker["step"]), marker.get("loss")
 
     def _load_base(self, path, fmt):
@@ -293,19 +306,17 @@ class Trainer:
                     g["lr"] = lr
             torch.manual_seed(M.param_seed(cfg.seed, f"step{s}"))  # dropout masks independent of resumes
             local = self._step(self._batch(s))
-            self._clip()
-            for o in self.optimizers:
-                o.step()
-                o.zero_grad(set_to_none=True)
+            self._optimizer_step(self._clip())
             loss, stop = self._reduce(local)
             dt = time.perf_counter() - t0
             prof.after(s)
             thr.add(dt)
             k = s + 1
-            if not math.isfinite(loss):
+            scaling, skipped = self._scale_figures(k)
+            if not math.isfinite(loss) and not skipped:
                 raise TrainerError("Loss is not finite", f"At step {k} the loss became {loss}. Lower lr, raise warmup_steps, or check the data.")
             figures = {"loss": loss, "lr": lr, "tokens_per_s": tokens_per_step / dt, "mfu": thr.mfu(tokens_per_step / dt),
-                       "memory_bytes": self._allocated()}
+                       "memory_bytes": self._allocated(), **scaling}
             self.rep.emit("step", step=k, steps=steps, step_time_s=dt, **figures)
             self.board.scalars(k, {"train/" + name: v for name, v in figures.items()})
             if stop:
@@ -326,6 +337,8 @@ class Trainer:
                   "resumed_from_step": start, "adapters": "", "merged": ""}
         if validated:
             result["valid_loss"], result["valid_perplexity"] = validated
+        if self.scaler:
+            result["loss_scale"], result["skipped_steps"] = self.scaler.state_dict()["scale"], self.scaler.skipped_steps
         if self.lora:
             # Gathered once, for whichever of the two files is written.
             adapters = hf.adapters_at_rank0(self.parts, self._is_writer()) if last or cfg.export_peft else None
@@ -385,7 +398,8 @@ class Trainer:
                 kwargs["return_outputs"] = False  # the logits of every micro-batch are not needed
             self.schedule.step(*args, **kwargs)
             if self.has_last:
-                return torch.stack([x.detach().float() for x in losses]).mean() * self.loss_scale
+                loss = torch.stack([x.detach().float() for x in losses]).mean() * self.loss_scale
+                return loss / self.scaler.scale if self.scaler else loss
             return torch.zeros((), device=self.device)
         total = torch.zeros((), device=self.device)
         micro = self.layout.micro_batch
@@ -396,7 +410,7 @@ class Trainer:
                 loss = self.loss_fn(self.parts[0](inputs[rows]), labels[rows]) / self.accum
             else:
                 loss = self.summed_loss_fn(self.parts[0](inputs[rows]), labels[rows]) * scale
-            loss.backward()
+            (self.scaler.scaled(loss) if self.scaler else loss).backward()
             total += loss.detach().float()
         return total
 
@@ -413,7 +427,11 @@ class Trainer:
 
     def _clip(self):
         """Clips the global gradient norm: per-mesh norms (FSDP and TP put
-        parameters on different meshes), then summed over pipeline stages."""
+        parameters on different meshes), then summed over pipeline stages.
+        Under fp16 the gradients carry the loss scale: the norm is taken
+        without it, the clipping multiply divides it out, and the flag
+        returned (None without loss scaling) says whether any rank's
+        gradients overflowed."""
         from torch.distributed.tensor import DTensor
         groups = {}
         for part in self.parts:
@@ -429,18 +447,53 @@ class Trainer:
             sq = sq + n.float() ** 2
         if self.layout.pp > 1:
             dist.all_reduce(sq, group=self.mesh["pp"].get_group())
+        found = None
+        if self.scaler:
+            sq, found = self.scaler.unscale(sq)
         coef = (MAX_GRAD_NORM / (sq.sqrt() + 1e-6)).clamp(max=1.0)
+        if self.scaler:
+            coef = coef / self.scaler.scale
         if self.alone:
             # Fused AdamW divides each gradient by grad_scale as it reads
-            # it (torch.amp.GradScaler's way in), which saves a pass that
+            # it, and skips the step where found_inf is set
+            # (torch.amp.GradScaler's way in), which saves a pass that
             # reads and writes every gradient only to scale it.
             for o in self.optimizers:
                 o.grad_scale = coef.reciprocal()
-            return
+                if found is not None:
+                    o.found_inf = found
+            return found
         for grads in groups.values():
             torch._foreach_mul_(grads, coef)
         if self.tied and self.tied.copy and self.tied.weight.grad is not None:
             torch._foreach_mul_([self.tied.weight.grad], coef)
+        return found
+
+    def _optimizer_step(self, found):
+        """Steps every optimizer, unless the gradients overflowed (found,
+        from _clip): on one GPU fused AdamW skips by itself, elsewhere
+        every rank reads the flag, the same on all of them. Then the loss
+        scale follows."""
+        if found is None or self.alone or not found.item():
+            for o in self.optimizers:
+                o.step()
+        for o in self.optimizers:
+            o.zero_grad(set_to_none=True)
+        if found is not None:
+            self.scaler.update(found)
+
+    def _scale_figures(self, step):
+        """The step's loss scale and the steps skipped so far (none
+        without loss scaling), and whether this step was skipped."""
+        if not self.scaler:
+            return {}, False
+        used, skipped = self.scaler.settle()
+        if skipped and self.scaler.exhausted():
+            raise TrainerError("fp16 gradients overflow at every loss scale",
+                               f"At step {step} the gradients overflowed again and the loss scale fell below "
+                               f"{lossscale.MIN_SCALE:g} after {self.scaler.skipped_steps} skipped steps: they exceed fp16's range "
+                               "even unscaled. Use precision = \"bf16\", or lower lr.")
+        return {"loss_scale": used, "skipped_steps": self.scaler.skipped_steps}, skipped
 
     def _reduce(self, local):
         """The step's loss on every rank (each data-parallel replica's last
@@ -555,6 +608,8 @@ class Trainer:
         keep = is_adapter if self.lora else (lambda k: True)
         marker = {"step": step, "steps": self.cfg.steps, "loss": loss, "stage": self.cfg.stage,
                   "tokens": step * self.layout.global_batch * self.args.seq_len}
+        if self.scaler:
+            marker["loss_scale"] = self.scaler.state_dict()
         ckpt.save(path, self.parts, self.optimizers, marker, keep=keep)
         ckpt.prune(self.cfg.checkpoint_dir, self.cfg.keep_checkpoints, protect={path})
         self.rep.emit("checkpoint", step=step, path=path)

@@ -25,6 +25,7 @@ sys.path.insert(0, TRAINER)
 import config as C  # noqa: E402
 import data as D  # noqa: E402
 import lora as L  # noqa: E402
+import lossscale as LS  # noqa: E402
 import model as M  # noqa: E402
 import parallel  # noqa: E402
 import preflight as P  # noqa: E402
@@ -264,6 +265,112 @@ class ComputeCopyTest(unittest.TestCase):
             m.output.weight.mul_(2)
         self.assertEqual(before.dtype, torch.bfloat16)
         torch.testing.assert_close(m(tokens), before * 2, rtol=2e-2, atol=1e-2)
+
+
+class LossScalingTest(unittest.TestCase):
+    """The trainer's fp16 step (train.Trainer's _forward_backward, _clip,
+    _optimizer_step and _scale_figures) on a small model: a CPU rank's
+    path (fp32, the step skipped from the host) and, on a GPU, one GPU's
+    (an fp16 compute copy, fused AdamW skipping by itself)."""
+
+    GROWTH = 3
+    DEVICES = ["cpu"] + (["cuda"] if GPU else [])
+
+    def trainer(self, device):
+        import types
+        import train as T
+        alone = device == "cuda"
+        m = M.Transformer(ModelTest.args)
+        M.init_full(m, 1, "cpu")
+        m.to(device)
+        if alone:
+            parallel.compute_copy(m, torch.float16)
+        t = T.Trainer.__new__(T.Trainer)
+        t.parts, t.tied, t.device, t.alone, t.accum = [m], None, torch.device(device), alone, 1
+        t.layout = types.SimpleNamespace(pp=1, tp=1, micro_batch=2)
+        t.cfg = types.SimpleNamespace(masks=[])
+        t.loss_fn = parallel.cross_entropy
+        t.optimizers = [torch.optim.AdamW(m.parameters(), lr=1e-3, fused=alone)]
+        t.scaler = LS.LossScaler(device, growth_interval=self.GROWTH)
+        tokens = torch.randint(0, 512, (2, 65), generator=torch.Generator().manual_seed(3)).to(device)
+        return t, (tokens[:, :-1], tokens[:, 1:])
+
+    def step(self, t, batch, k, inject=False):
+        loss = t._forward_backward(batch)
+        if inject:
+            p = next(q for q in t.parts[0].parameters() if q.grad is not None)
+            p.grad.view(-1)[0] = float("inf")
+        t._optimizer_step(t._clip())
+        figures, skipped = t._scale_figures(k)
+        return loss.item(), figures, skipped
+
+    @staticmethod
+    def weights(t):
+        return {k: v.detach().clone() for k, v in t.parts[0].state_dict().items()}
+
+    def test_overflow_skips_the_step_and_backs_off(self):
+        for device in self.DEVICES:
+            with self.subTest(device):
+                self.overflow_skips(device)
+
+    def overflow_skips(self, device):
+        t, batch = self.trainer(device)
+        before = self.weights(t)
+        _, figures, skipped = self.step(t, batch, 1, inject=True)
+        self.assertTrue(skipped)
+        self.assertEqual(figures, {"loss_scale": LS.INIT_SCALE, "skipped_steps": 1})
+        self.assertEqual(t.scaler.state_dict()["scale"], LS.INIT_SCALE * LS.BACKOFF_FACTOR)
+        for k, v in self.weights(t).items():
+            self.assertTrue(torch.equal(v, before[k]), f"{k} changed in a skipped step")
+        steps = [float(s["step"]) for s in t.optimizers[0].state.values() if "step" in s]
+        self.assertTrue(all(s == 0 for s in steps), f"the optimizer counted a skipped step: {steps}")
+        _, figures, skipped = self.step(t, batch, 2)
+        self.assertFalse(skipped)
+        self.assertEqual(figures, {"loss_scale": LS.INIT_SCALE * LS.BACKOFF_FACTOR, "skipped_steps": 1})
+        self.assertTrue(any(not torch.equal(v, before[k]) for k, v in self.weights(t).items()), "a clean step changed nothing")
+
+    def test_grows_after_clean_steps(self):
+        for device in self.DEVICES:
+            with self.subTest(device):
+                t, batch = self.trainer(device)
+                used = [self.step(t, batch, k)[1]["loss_scale"] for k in range(1, 2 * self.GROWTH + 2)]
+                s = LS.INIT_SCALE
+                self.assertEqual(used, [s] * self.GROWTH + [2 * s] * self.GROWTH + [4 * s])
+                self.assertEqual(t.scaler.skipped_steps, 0)
+
+    def test_clean_steps_train_as_without_scaling(self):
+        """Scaling by a power of two and dividing it out again changes no
+        bit of an fp32 gradient: CPU ranks with and without it agree."""
+        runs = []
+        for scaled in (True, False):
+            t, batch = self.trainer("cpu")
+            if not scaled:
+                t.scaler = None
+            losses = [self.step(t, batch, k)[0] for k in range(1, 4)]
+            runs.append((losses, self.weights(t)))
+        self.assertEqual(runs[0][0], runs[1][0])
+        for k, v in runs[0][1].items():
+            self.assertTrue(torch.equal(v, runs[1][1][k]), f"{k}: differs by up to {(v - runs[1][1][k]).abs().max().item():.2e}")
+
+    def test_state_resumes_the_same_scale(self):
+        for device in self.DEVICES:
+            with self.subTest(device):
+                self.resumes(device)
+
+    def resumes(self, device):
+        t, batch = self.trainer(device)
+        self.step(t, batch, 1, inject=True)
+        self.step(t, batch, 2)
+        state = json.loads(json.dumps(t.scaler.state_dict()))  # as the checkpoint's gpuflow.json holds it
+        self.assertEqual((state["scale"], state["_growth_tracker"], state["skipped_steps"]), (LS.INIT_SCALE / 2, 1, 1))
+        again = LS.LossScaler(t.device)
+        again.load_state_dict(state)
+        self.assertEqual(again.state_dict(), t.scaler.state_dict())
+        t2, _ = self.trainer(device)
+        t2.scaler = again
+        for k in range(3, 3 + self.GROWTH):
+            self.assertEqual(self.step(t2, batch, k)[1], self.step(t, batch, k)[1])
+        self.assertEqual(again.state_dict()["scale"], LS.INIT_SCALE)
 
 
 class LoRATest(unittest.TestCase):
@@ -597,6 +704,33 @@ class EndToEndTest(unittest.TestCase):
         result = next(e["result"] for e in again if e["event"] == "result")
         self.assertEqual(result["resumed_from_step"], 3)
         self.assertTrue(os.path.exists(os.path.join(result["checkpoint"], "gpuflow.json")))
+
+    def test_fp16_tracks_bf16_and_resumes_its_scale(self):
+        def run(name, **over):
+            return torchrun(tiny_config(self.work, checkpoint_dir=f"{self.work}/{name}/ckpt", **over))
+
+        layout = dict(written("pretrain.json")["layout"], precision="fp16")
+        half = run("fp16", layout=layout)
+        want, got = self.losses(self.straight), self.losses(half)
+        self.assertEqual(sorted(got), sorted(want))
+        for step in got:
+            self.assertAlmostEqual(got[step], want[step], delta=0.02 * want[step], msg=f"fp16 against bf16 at step {step}")
+        self.assertLess(got[6], got[1])
+        steps = [e for e in half if e["event"] == "step"]
+        self.assertTrue(all(e["loss_scale"] >= 1 and e["skipped_steps"] >= 0 for e in steps), steps)
+        result = next(e["result"] for e in half if e["event"] == "result")
+        self.assertEqual(result["skipped_steps"], steps[-1]["skipped_steps"])
+        ckpt = next(e["path"] for e in half if e["event"] == "checkpoint" and e["step"] == 3)
+        with open(os.path.join(ckpt, "gpuflow.json")) as f:
+            saved = json.load(f)["loss_scale"]
+        self.assertEqual(saved["scale"], steps[3]["loss_scale"], "the checkpoint holds the scale step 4 used")
+        again = torchrun(tiny_config(self.work, checkpoint_dir=f"{self.work}/fp16/ckpt", resume_from=ckpt, layout=layout))
+        resumed = {e["step"]: e for e in again if e["event"] == "step"}
+        self.assertEqual(sorted(resumed), [4, 5, 6])
+        for e in steps[3:]:
+            self.assertAlmostEqual(resumed[e["step"]]["loss"], e["loss"], delta=2e-3 * e["loss"])
+            self.assertEqual((resumed[e["step"]]["loss_scale"], resumed[e["step"]]["skipped_steps"]), (e["loss_scale"], e["skipped_steps"]))
+        self.assertNotIn("loss_scale", next(e["result"] for e in self.straight if e["event"] == "result"), "bf16 has no loss scale")
 
     def test_loss_falls_and_results_are_reported(self):
         losses = self.losses(self.straight)
