@@ -1,5 +1,6 @@
 #!/bin/bash
-# Loss parallelism, tied embeddings, LoRA and loss masks under TP and PP
+# Loss parallelism, tied embeddings, LoRA, loss masks and fp16's loss
+# scaling under TP, PP and FSDP2
 # on CPU ranks over gloo (limits_check.py: 50 steps against one process,
 # 2 and 4 ranks; limits_masks.py: prompt tokens' logits get no gradient
 # under tp2 and pp2), and the trainer's own tests, in one call on a GPU

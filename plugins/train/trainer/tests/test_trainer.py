@@ -333,10 +333,10 @@ class LossScalingTest(unittest.TestCase):
         for device in self.DEVICES:
             with self.subTest(device):
                 t, batch = self.trainer(device)
-                used = [self.step(t, batch, k)[1]["loss_scale"] for k in range(1, 2 * self.GROWTH + 2)]
+                used = [self.step(t, batch, k)[1]["loss_scale"] for k in range(1, 2 * self.GROWTH + 1)]
                 s = LS.INIT_SCALE
-                self.assertEqual(used, [s] * self.GROWTH + [2 * s] * self.GROWTH + [4 * s])
-                self.assertEqual(t.scaler.skipped_steps, 0)
+                self.assertEqual(used, [s] * self.GROWTH + [2 * s] * self.GROWTH, "grown once, then counted afresh")
+                self.assertEqual((t.scaler.state_dict()["scale"], t.scaler.skipped_steps), (4 * s, 0))
 
     def test_clean_steps_train_as_without_scaling(self):
         """Scaling by a power of two and dividing it out again changes no
