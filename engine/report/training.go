@@ -26,6 +26,9 @@ func (in stageInput) training(sec *Section) {
 		}
 		sec.Figures = append(sec.Figures, f)
 	}
+	if f, ok := in.lines("Loss scale per step (fp16)", "loss scale", 1, "loss_scale"); ok {
+		sec.Figures = append(sec.Figures, f)
+	}
 	var perRank []float64
 	if output(in.stage, "peak_memory_bytes_per_rank", &perRank) && len(perRank) > 0 {
 		f := Figure{Title: "Peak memory per rank", YLabel: "GiB", Kind: Bars, Series: []Series{{Name: "measured"}}}
@@ -43,7 +46,8 @@ func (in stageInput) training(sec *Section) {
 	} else {
 		sec.Notes = append(sec.Notes, "State holds no plan for this run (it was applied by a gpuflow that did not record one), so there is nothing to compare with.")
 	}
-	sec.Tables = append(sec.Tables, in.outputsTable("Results", "final_loss", "valid_loss", "valid_perplexity", "steps", "tokens", "resumed_from_step"))
+	sec.Tables = append(sec.Tables, in.outputsTable("Results", "final_loss", "valid_loss", "valid_perplexity", "steps", "tokens", "resumed_from_step",
+		"loss_scale", "skipped_steps"))
 }
 
 // lines makes a per-step figure of the named metrics, scaled; ok is false
