@@ -4,6 +4,9 @@ keys are parameter names (optimizer states flattened to them too).
 
 A checkpoint is written to step-N.partial, renamed to step-N by rank 0
 once every rank is done, and marked complete by gpuflow.json, written last.
+gpuflow.json also holds what is no tensor: the step, the loss, and under
+fp16 the loss scaler's state (lossscale.LossScaler.state_dict), which a
+resumed run continues from.
 gpuflow (plugins/train/checkpoint.go) resumes from the complete one of the
 highest step. Only the newest `keep` are kept.
 """
