@@ -41,12 +41,6 @@ func resolveFolder(m *dsl.Model, dir string) (model.Shape, hcl.Diagnostics) {
 	if spec.SeqLen != nil {
 		s.SeqLen = *spec.SeqLen
 	}
-	if w := c.Window(); w > 0 && s.SeqLen > w {
-		diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Sequence longer than the sliding window",
-			Detail: fmt.Sprintf("%s attends over a sliding window of %d tokens, and gpuflow's trainer attends over the whole sequence, which is the same only up to %d tokens; seq_len is %d. Set seq_len to at most %d.",
-				c.Architecture(), w, w, s.SeqLen, w),
-			Subject: rangeOr(m.Ranges, "seq_len", *from)})
-	}
 	if diags.HasErrors() {
 		return s, diags
 	}

@@ -59,7 +59,8 @@ type Estimate struct {
 	TrainableParams int64   `json:"trainable_params"`
 	FLOPsPerToken   float64 `json:"flops_per_token"`
 	// AttentionCausal is false: FLOPsPerToken counts the full s*s
-	// attention square (12*L*h*s), the convention MFU is quoted in.
+	// attention square (12*L*h*s), the convention MFU is quoted in, with
+	// a sliding window's span instead of s where it is shorter.
 	AttentionCausal     bool    `json:"attention_causal"`
 	Memory              Memory  `json:"memory_bytes"`
 	MemoryCapacityBytes int64   `json:"memory_capacity_bytes"`
@@ -192,8 +193,7 @@ func newJob(in Input) (*job, error) {
 	}
 	j.micro = max(1, in.Layout.GradAccumulation())
 	j.flops = countFLOPs(flopsInput{params: j.params, layerParams: j.counts.PerLayer * float64(in.Model.Layers), adapters: j.adapters,
-		layers: in.Model.Layers, qDim: in.Model.Heads * in.Model.HeadDim(), seq: in.Model.SeqLen,
-		recompute: in.Layout.Recompute, keepsProducts: fw.SelectiveKeepsProducts})
+		attention: counts.AttentionFLOPs(countShape(in.Model)), recompute: in.Layout.Recompute, keepsProducts: fw.SelectiveKeepsProducts})
 	j.links = &links{hw: in.Hardware, cal: in.Calibration, calibrated: map[string]bool{}}
 	if c, ok := in.Calibration.Activation(fw.Name); ok {
 		j.coeff = c

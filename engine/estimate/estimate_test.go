@@ -10,6 +10,7 @@ import (
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/hardware"
+	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
 // TestCount checks parameter counts against the published models'
@@ -75,7 +76,7 @@ func TestFLOPsMatchMeasuredMFU(t *testing.T) {
 				}
 				adapters = per * float64(s.Layers)
 			}
-			f := countFLOPs(flopsInput{params: Count(s).Total(s.Layers), adapters: adapters, layers: s.Layers, qDim: s.Hidden, seq: s.SeqLen, recompute: layout.RecomputeNone})
+			f := countFLOPs(flopsInput{params: Count(s).Total(s.Layers), adapters: adapters, attention: counts.AttentionFLOPs(countShape(s)), recompute: layout.RecomputeNone})
 			got := tc.tokensPerS * f.model / 989e12
 			if math.Abs(got-tc.wantMFU) > 0.001 {
 				t.Errorf("MFU %.4f, the reference measurements say %.3f", got, tc.wantMFU)

@@ -10,7 +10,8 @@ type flops struct {
 	// model is the conventional count MFU is quoted in: 6N + 12*L*h*s, or
 	// 4N + 6*N_adapter + 12*L*h*s with LoRA (frozen weights need no weight
 	// gradients). The attention term counts the full s*s square, not the
-	// causal half.
+	// causal half (a sliding window's span instead of s where it is
+	// shorter: counts.AttentionFLOPs).
 	model float64
 	// executed adds the recomputed forward work.
 	executed float64
@@ -34,8 +35,10 @@ type flopsInput struct {
 	// params is the whole model, layerParams its transformer layers
 	// alone (what full recomputation runs again), adapters LoRA's.
 	params, layerParams, adapters float64
-	layers, qDim, seq             int
-	recompute                     string
+	// attention is the attention core's work per token,
+	// counts.AttentionFLOPs.
+	attention float64
+	recompute string
 	// keepsProducts is Framework.SelectiveKeepsProducts: its selective
 	// recomputation reruns no matrix product.
 	keepsProducts bool
@@ -43,7 +46,7 @@ type flopsInput struct {
 
 // countFLOPs counts a step's work per token.
 func countFLOPs(in flopsInput) flops {
-	attn := 12 * float64(in.layers) * float64(in.qDim) * float64(in.seq)
+	attn := in.attention
 	attnFwd := attn / 3
 	params, adapters := in.params, in.adapters
 	f := flops{attention: attn, model: counts.ModelFLOPs(params, adapters, attn), forward: 2*params + 2*adapters + attnFwd}

@@ -16,7 +16,8 @@ func Count(s model.Shape) counts.Params { return counts.Count(countShape(s)) }
 // countShape is what the counts read of a shape.
 func countShape(s model.Shape) counts.Shape {
 	return counts.Shape{Layers: s.Layers, Hidden: s.Hidden, FFNHidden: s.FFNHidden, Heads: s.Heads, KVHeads: s.KVHeads,
-		Vocab: s.Vocab, SeqLen: s.SeqLen, TiedEmbeddings: s.TiedEmbeddings, GELU: s.Activation == model.ActivationGELU}
+		Vocab: s.Vocab, SeqLen: s.SeqLen, TiedEmbeddings: s.TiedEmbeddings, GELU: s.Activation == model.ActivationGELU,
+		Window: s.Window, WindowLayers: s.WindowLayers}
 }
 
 // LoRA describes low-rank adapters on a frozen model.

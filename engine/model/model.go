@@ -16,6 +16,11 @@ type Shape struct {
 	SeqLen         int    `json:"seq_len"`
 	TiedEmbeddings bool   `json:"tied_embeddings"`
 	Activation     string `json:"activation"` // ActivationSwiGLU or ActivationGELU
+	// Window is the sliding-window attention span in tokens of a model
+	// read from a folder (0 for none), WindowLayers how many of its layers
+	// attend through it.
+	Window       int `json:"sliding_window,omitempty"`
+	WindowLayers int `json:"window_layers,omitempty"`
 	// Architecture is the Hugging Face class of a model read from a folder
 	// (LlamaForCausalLM, say); From is that folder as the workload names it.
 	Architecture string `json:"architecture,omitempty"`

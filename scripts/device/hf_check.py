@@ -1,6 +1,7 @@
 """Checks gpuflow's Hugging Face interchange against transformers and PEFT
 on small random-weight models made on the spot (AutoConfig-style configs,
-from_config, save_pretrained), one per supported architecture.
+from_config, save_pretrained), one per supported architecture, and
+Mistral and Qwen2 with sliding windows shorter than the sequence.
 
   python3 hf_check.py make WORK              models, data, a tokenizer
   python3 hf_check.py logits WORK TRAINER    gpuflow's forward vs transformers'
@@ -36,6 +37,11 @@ ARCHS = {
     "qwen2": ("Qwen2Config", dict(SMALL, rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=False)),
     "qwen2-tied": ("Qwen2Config", dict(SMALL, rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=True)),
     "mistral": ("MistralConfig", dict(SMALL, rms_norm_eps=1e-5, rope_theta=10000.0, sliding_window=64, tie_word_embeddings=False)),
+    # Sliding windows shorter than the sequence (SEQ): in every layer, and
+    # in Qwen2's layers from max_window_layers on.
+    "mistral-window": ("MistralConfig", dict(SMALL, rms_norm_eps=1e-5, rope_theta=10000.0, sliding_window=8, tie_word_embeddings=False)),
+    "qwen2-window": ("Qwen2Config", dict(SMALL, rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=False, use_sliding_window=True,
+                                         sliding_window=8, max_window_layers=2)),
 }
 
 

@@ -44,6 +44,8 @@ type Config struct {
 	MLPBias               bool      `json:"mlp_bias"`
 	SlidingWindow         *int      `json:"sliding_window"`
 	UseSlidingWindow      *bool     `json:"use_sliding_window"`
+	MaxWindowLayers       *int      `json:"max_window_layers"`
+	LayerTypes            []string  `json:"layer_types"`
 	TorchDtype            string    `json:"torch_dtype"`
 	Dtype                 string    `json:"dtype"`
 	RopeScaling           *ropeSpec `json:"rope_scaling"`
@@ -130,12 +132,51 @@ func (c *Config) HeadWidth() int {
 }
 
 // Window is the sliding-window attention span in tokens, 0 for none.
-// Qwen2 configs carry a window they do not use unless use_sliding_window.
+// Qwen2 configs carry a window they do not use unless use_sliding_window
+// (false when absent, as in transformers).
 func (c *Config) Window() int {
-	if c.SlidingWindow == nil || (c.UseSlidingWindow != nil && !*c.UseSlidingWindow) {
+	if c.SlidingWindow == nil {
+		return 0
+	}
+	used := c.UseSlidingWindow == nil || *c.UseSlidingWindow
+	if c.Architecture() == "Qwen2ForCausalLM" {
+		used = c.UseSlidingWindow != nil && *c.UseSlidingWindow
+	}
+	if !used {
 		return 0
 	}
 	return *c.SlidingWindow
+}
+
+// qwen2MaxWindowLayers is transformers' max_window_layers for a Qwen2
+// config.json without one.
+const qwen2MaxWindowLayers = 28
+
+// WindowLayers is how many layers attend through the sliding window, as
+// transformers reads config.json: every layer of Mistral; in Qwen2 those
+// layer_types marks "sliding_attention", or without layer_types those
+// from max_window_layers on.
+func (c *Config) WindowLayers() int {
+	if c.Window() == 0 {
+		return 0
+	}
+	if c.Architecture() != "Qwen2ForCausalLM" {
+		return c.NumHiddenLayers
+	}
+	if len(c.LayerTypes) > 0 {
+		n := 0
+		for _, t := range c.LayerTypes {
+			if t == "sliding_attention" {
+				n++
+			}
+		}
+		return n
+	}
+	first := qwen2MaxWindowLayers
+	if c.MaxWindowLayers != nil {
+		first = *c.MaxWindowLayers
+	}
+	return max(0, c.NumHiddenLayers-first)
 }
 
 // QKVBias reports whether the q, k and v projections carry a bias:
@@ -157,6 +198,7 @@ func (c *Config) Shape() model.Shape {
 		Heads: c.NumAttentionHeads, KVHeads: c.KVHeads(), Vocab: c.VocabSize,
 		SeqLen: c.MaxPositionEmbeddings, TiedEmbeddings: c.TieWordEmbeddings,
 		Activation: model.ActivationSwiGLU, Architecture: c.Architecture(),
+		Window: c.Window(), WindowLayers: c.WindowLayers(),
 	}
 }
 

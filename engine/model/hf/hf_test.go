@@ -95,3 +95,38 @@ func TestFolders(t *testing.T) {
 		})
 	}
 }
+
+// TestWindows reads the sliding window and the layers it applies to as
+// transformers does: Qwen2 only with use_sliding_window, from
+// max_window_layers (28 when absent) on unless layer_types names them.
+func TestWindows(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		config       string
+		window, layers int
+	}{
+		"mistral":                  {`{"architectures": ["MistralForCausalLM"], "sliding_window": 4096}`, 4096, 32},
+		"mistral without a window": {`{"architectures": ["MistralForCausalLM"], "sliding_window": null}`, 0, 0},
+		"qwen2 unused":             {`{"architectures": ["Qwen2ForCausalLM"], "sliding_window": 4096, "use_sliding_window": false}`, 0, 0},
+		"qwen2 without the switch": {`{"architectures": ["Qwen2ForCausalLM"], "sliding_window": 4096}`, 0, 0},
+		"qwen2 max_window_layers": {`{"architectures": ["Qwen2ForCausalLM"], "sliding_window": 4096, "use_sliding_window": true,
+			"max_window_layers": 20}`, 4096, 12},
+		"qwen2 default max_window_layers": {`{"architectures": ["Qwen2ForCausalLM"], "sliding_window": 4096, "use_sliding_window": true}`, 4096, 4},
+		"qwen2 layer_types": {`{"architectures": ["Qwen2ForCausalLM"], "sliding_window": 4096, "use_sliding_window": true, "max_window_layers": 20,
+			"layer_types": ["full_attention", "sliding_attention", "sliding_attention"]}`, 4096, 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var c Config
+			if err := json.Unmarshal([]byte(tc.config), &c); err != nil {
+				t.Fatal(err)
+			}
+			c.NumHiddenLayers = 32
+			got := [2]int{c.Window(), c.WindowLayers()}
+			if diff := cmp.Diff([2]int{tc.window, tc.layers}, got); diff != "" {
+				t.Errorf("window and windowed layers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

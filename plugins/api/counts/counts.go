@@ -7,6 +7,10 @@ type Shape struct {
 	// GELU marks a GPT-style model (two MLP matrices, biases, LayerNorm,
 	// learned positions); otherwise it is a Llama-style SwiGLU model.
 	GELU bool
+	// Window is a sliding window's span in tokens (a token and the
+	// Window-1 before it), 0 for none; WindowLayers how many layers
+	// attend through it, the others over the whole sequence.
+	Window, WindowLayers int
 }
 
 // HeadDim is the width of one attention head.
@@ -62,9 +66,22 @@ func Count(s Shape) Params {
 
 // AttentionFLOPs is the attention core's work per token (QK^T and AV,
 // forward and backward), 12*L*q*s: the full s*s square, not the causal
-// half, as MFU is conventionally quoted.
+// half, as MFU is conventionally quoted. A layer with a sliding window
+// shorter than the sequence counts the window instead of s: its keys per
+// query, as the square counts s.
 func AttentionFLOPs(s Shape) float64 {
-	return 12 * float64(s.Layers) * float64(s.Heads*s.HeadDim()) * float64(s.SeqLen)
+	return 12 * float64(s.Heads*s.HeadDim()) * float64(s.AttendedKeys())
+}
+
+// AttendedKeys is the keys a query reads summed over the layers, in the
+// convention of AttentionFLOPs: s per layer, the window where a sliding
+// window is shorter.
+func (s Shape) AttendedKeys() int {
+	if s.Window <= 0 || s.Window >= s.SeqLen {
+		return s.Layers * s.SeqLen
+	}
+	windowed := min(s.WindowLayers, s.Layers)
+	return (s.Layers-windowed)*s.SeqLen + windowed*s.Window
 }
 
 // ModelFLOPs is the work per token MFU is quoted in: 6N plus attention,

@@ -33,6 +33,39 @@ func TestCounts(t *testing.T) {
 	}
 }
 
+// TestAttentionFLOPsCountTheWindow: a sliding window shorter than the
+// sequence counts its span instead of the sequence in the layers it
+// applies to; one at least as long changes nothing.
+func TestAttentionFLOPsCountTheWindow(t *testing.T) {
+	t.Parallel()
+	mistral := Shape{Layers: 32, Hidden: 4096, FFNHidden: 14336, Heads: 32, KVHeads: 8, Vocab: 32000, SeqLen: 8192}
+	with := func(s Shape, window, layers int) Shape {
+		s.Window, s.WindowLayers = window, layers
+		return s
+	}
+	got := map[string]float64{}
+	for name, s := range map[string]Shape{
+		"no window":                    mistral,
+		"every layer, 4096 of 8192":    with(mistral, 4096, 32),
+		"layers 28-31, 4096 of 8192":   with(mistral, 4096, 4),
+		"a window as long as the seq":  with(mistral, 8192, 32),
+		"a window longer than the seq": with(mistral, 32768, 32),
+	} {
+		got[name] = AttentionFLOPs(s)
+	}
+	full := 12.0 * 4096 * 32 * 8192
+	want := map[string]float64{
+		"no window":                    full,
+		"every layer, 4096 of 8192":    full / 2,
+		"layers 28-31, 4096 of 8192":   12 * 4096 * (28*8192 + 4*4096),
+		"a window as long as the seq":  full,
+		"a window longer than the seq": full,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("attention FLOPs (-want +got):\n%s", diff)
+	}
+}
+
 func TestAdaptersPerLayerRefuses(t *testing.T) {
 	t.Parallel()
 	gpt := Shape{Layers: 12, Hidden: 768, FFNHidden: 3072, Heads: 12, KVHeads: 12, Vocab: 50257, SeqLen: 1024, GELU: true}

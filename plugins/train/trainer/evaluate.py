@@ -20,7 +20,10 @@ after it, so the ids here are the data prep's.
             continuation cut from the left to seq_len+1 tokens.
   generate  a completion per prompt, greedy at temperature 0, else sampled
             (temperature, top_p) from a generator seeded per prompt, so a
-            completion does not depend on how prompts fall on ranks.
+            completion does not depend on how prompts fall on ranks. The
+            prompt runs once; each new token then runs alone against a
+            key-value cache of the tokens before it (model.KVCache).
+            Prompts run one at a time.
 """
 
 import argparse
@@ -202,15 +205,19 @@ class Evaluator:
 
     def _complete(self, prompt, g, index):
         """New tokens after prompt (cut from the left to leave room for
-        max_new_tokens), and why they ended: "eos" or "length"."""
+        max_new_tokens), and why they ended: "eos" or "length". The prompt
+        runs once, then each new token alone against the key-value cache."""
         seq, new = self.args.seq_len, g.max_new_tokens
         tokens = list(prompt[-max(1, seq - new):])
         gen = torch.Generator().manual_seed(M.param_seed(self.cfg.seed, f"prompt{index}"))
+        cache, fed = M.KVCache(), 0
         out = []
         while len(out) < new and len(tokens) < seq:
-            t = torch.tensor([tokens], device=self.device)
+            t = torch.tensor([tokens[fed:]], device=self.device)
             self._check_vocab(t)
-            nxt = pick(forward(self.model, t)[0, -1].float().cpu(), g.temperature, g.top_p, gen)
+            logits = forward(self.model, t, start=fed, cache=cache)
+            fed = len(tokens)
+            nxt = pick(logits[0, -1].float().cpu(), g.temperature, g.top_p, gen)
             out.append(nxt)
             tokens.append(nxt)
             if nxt in g.stop:
@@ -218,13 +225,15 @@ class Evaluator:
         return out, "length"
 
 
-def forward(m, tokens):
-    """m's logits for tokens of any length up to seq_len: the model's rotary
-    table, made for seq_len positions, cut to the input's for the call."""
+def forward(m, tokens, start=0, cache=None):
+    """m's logits for tokens at positions start.. (at most seq_len in all):
+    the model's rotary table, made for seq_len positions, cut to the
+    input's for the call. With a KVCache, tokens follow those the cache
+    holds."""
     full = m.rope
-    m.rope = full[:, : tokens.shape[1]]
+    m.rope = full[:, start:start + tokens.shape[1]]
     try:
-        return m(tokens)
+        return m(tokens, cache)
     finally:
         m.rope = full
 

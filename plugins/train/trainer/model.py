@@ -9,12 +9,26 @@ Rotary positions use the half-split layout (the first half of a head's
 dimensions pairs with the second), as Hugging Face's checkpoints are
 stored, so their q and k weights load without a permutation.
 
+Sliding-window attention (Mistral's sliding_window; Qwen2's, when
+use_sliding_window, in the layers from max_window_layers on) lets each
+token attend to itself and the window-1 tokens before it. Where a window
+is shorter than the sequence, its layers attend through a band mask:
+flex_attention's block mask, compiled, on a GPU, so the blocks outside
+the band are skipped; SDPA with a boolean mask on CPU ranks, whose
+compiled flex_attention has no backward. A window at least as long as
+the sequence is full causal attention, and runs as such.
+
+For generation, Transformer.forward takes a KVCache: the prompt runs
+once, then one token at a time against each layer's cached keys and
+values (a windowed layer keeps only those within its window).
+
 Module names follow Hugging Face's Llama (q_proj ... down_proj) so LoRA
 targets read the same, and layers live in a ModuleDict keyed by their index,
 so a pipeline stage that holds layers 8-15 still names them layers.8 ... and
 checkpoints load across layouts.
 """
 
+import functools
 import math
 import zlib
 from dataclasses import dataclass
@@ -22,6 +36,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
 
@@ -42,6 +57,14 @@ class ModelArgs:
     norm_eps: float = 1e-5
     qkv_bias: bool = False  # biases on q, k and v (Qwen2; Llama's attention_bias)
     o_bias: bool = False  # a bias on o (Llama's attention_bias)
+    # Sliding-window attention: the span in tokens (a token and the
+    # window-1 before it), 0 for none, and the layers it applies to.
+    window: int = 0
+    windowed_layers: tuple = ()
+
+    def layer_window(self, i):
+        """Layer i's window, 0 where it attends over the whole sequence."""
+        return self.window if i in self.windowed_layers else 0
 
     @property
     def head_dim(self):
@@ -93,28 +116,98 @@ def apply_rope(x, rope):
 
 
 class Attention(nn.Module):
-    def __init__(self, a: ModelArgs):
+    def __init__(self, a: ModelArgs, window=0):
         super().__init__()
         self.head_dim = a.head_dim
         self.group = a.heads // a.kv_heads
+        self.window = window  # the sliding window's span in tokens, 0 for none
         self.q_proj = nn.Linear(a.hidden, a.heads * a.head_dim, bias=a.qkv_bias)
         self.k_proj = nn.Linear(a.hidden, a.kv_heads * a.head_dim, bias=a.qkv_bias)
         self.v_proj = nn.Linear(a.hidden, a.kv_heads * a.head_dim, bias=a.qkv_bias)
         self.o_proj = nn.Linear(a.heads * a.head_dim, a.hidden, bias=a.o_bias)
 
-    def forward(self, x, rope):
+    def forward(self, x, rope, band=None, cache=None):
+        """band is the sliding window's mask (band_mask) where the window
+        is shorter than the sequence, else None; cache a LayerCache when
+        generating."""
         b, s, _ = x.shape
         # -1 heads: under tensor parallelism each rank holds heads/tp of them.
-        q = apply_rope(self.q_proj(x).view(b, s, -1, self.head_dim), rope)
-        k = apply_rope(self.k_proj(x).view(b, s, -1, self.head_dim), rope)
-        v = self.v_proj(x).view(b, s, -1, self.head_dim)
+        q = apply_rope(self.q_proj(x).view(b, s, -1, self.head_dim), rope).transpose(1, 2)
+        k = apply_rope(self.k_proj(x).view(b, s, -1, self.head_dim), rope).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, -1, self.head_dim).transpose(1, 2)
+        o = self.attend(q, k, v, band) if cache is None else self.attend_cached(q, k, v, band, cache)
+        return self.o_proj(o.transpose(1, 2).reshape(b, s, -1))
+
+    def attend(self, q, k, v, band):
+        if band is not None:
+            return banded_attention(q, k, v, band, self.group > 1)
         # enable_gqa: query head i reads key/value head i // group inside
         # the attention kernel (cuDNN's on Hopper), without expanded copies
         # of k and v: 6% less attention time than expanding them
         # (docs/benchmarks.md, "One-GPU speed").
-        o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True,
-                                           enable_gqa=self.group > 1)
-        return self.o_proj(o.transpose(1, 2).reshape(b, s, -1))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.group > 1)
+
+    def attend_cached(self, q, k, v, band, cache):
+        """The prompt attends as without a cache; each later token, alone,
+        to every key the cache kept, all of them within its reach."""
+        if cache.k is None:
+            o = self.attend(q, k, v, band)
+        elif q.shape[2] != 1:
+            raise ValueError("after the prompt, a key-value cache takes one token at a time")
+        else:
+            k, v = torch.cat([cache.k, k], dim=2), torch.cat([cache.v, v], dim=2)
+            o = F.scaled_dot_product_attention(q, k, v, enable_gqa=self.group > 1)
+        # The next token reaches back window-1 tokens.
+        first = max(0, k.shape[2] - (self.window - 1)) if self.window else 0
+        cache.k, cache.v = k[:, :, first:], v[:, :, first:]
+        return o
+
+
+# flex_attention compiled once for the process: uncompiled it runs an
+# unfused reference that holds the whole score matrix, and inside a
+# compiled block the compiler inlines it.
+compiled_flex_attention = torch.compile(flex_attention)
+
+
+@functools.lru_cache(maxsize=16)
+def band_mask(seq, window, device):
+    """The sliding window's mask over seq tokens: query i reads keys
+    i-window+1 .. i. On a GPU flex_attention's block mask; on CPU a boolean
+    (seq, seq) matrix for SDPA, since the compiler's CPU flex_attention
+    runs forwards only (no backward to train with)."""
+    if device.type == "cpu":
+        i = torch.arange(seq, device=device)
+        back = i[:, None] - i[None, :]
+        return (back >= 0) & (back < window)
+
+    def in_band(b, h, q_idx, kv_idx):
+        return (kv_idx <= q_idx) & (q_idx - kv_idx < window)
+
+    return create_block_mask(in_band, None, None, seq, seq, device=device)
+
+
+def banded_attention(q, k, v, band, gqa):
+    """Attention within band (band_mask's), q, k, v as (batch, heads,
+    seq, head_dim)."""
+    if isinstance(band, torch.Tensor):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=band, enable_gqa=gqa)
+    return compiled_flex_attention(q, k, v, block_mask=band, enable_gqa=gqa)
+
+
+class LayerCache:
+    """One layer's keys and values, (batch, kv_heads, tokens, head_dim),
+    of the tokens run so far; None before the prompt."""
+
+    def __init__(self):
+        self.k = self.v = None
+
+
+class KVCache(dict):
+    """Every layer's LayerCache, by layer name, made on first use."""
+
+    def __missing__(self, name):
+        self[name] = LayerCache()
+        return self[name]
 
 
 class FeedForward(nn.Module):
@@ -133,30 +226,32 @@ class Block(nn.Module):
     (keep matrix products and attention outputs, recompute the rest) or
     "full" (keep only the block's input)."""
 
-    def __init__(self, a: ModelArgs):
+    def __init__(self, a: ModelArgs, window=0):
         super().__init__()
         self.attention_norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
-        self.attention = Attention(a)
+        self.attention = Attention(a, window)
         self.ffn_norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
         self.feed_forward = FeedForward(a)
         self.recompute = "none"
 
-    def body(self, x, rope):
-        h = x + self.attention(self.attention_norm(x), rope)
+    def body(self, x, rope, band=None, cache=None):
+        h = x + self.attention(self.attention_norm(x), rope, band, cache)
         return h + self.feed_forward(self.ffn_norm(h))
 
-    def forward(self, x, rope):
+    def forward(self, x, rope, band=None, cache=None):
         if self.recompute == "none" or not torch.is_grad_enabled():  # a validation keeps nothing to recompute
-            return self.body(x, rope)
+            return self.body(x, rope, band, cache)
         kwargs = {"context_fn": selective_context} if self.recompute == "selective" else {}
-        return checkpoint(self.body, x, rope, use_reentrant=False, **kwargs)
+        return checkpoint(self.body, x, rope, band, use_reentrant=False, **kwargs)
 
 
 def _saved_ops():
     ops = torch.ops.aten
     names = ["mm", "_scaled_mm", "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
              "_scaled_dot_product_cudnn_attention"]
-    return {getattr(ops, n).default for n in names if hasattr(ops, n)}
+    saved = {getattr(ops, n).default for n in names if hasattr(ops, n)}
+    flex = getattr(torch.ops.higher_order, "flex_attention", None)  # sliding-window layers' attention
+    return saved | ({flex} if flex is not None else set())
 
 
 def selective_context():
@@ -179,7 +274,7 @@ class Transformer(nn.Module):
         super().__init__()
         self.args = a
         self.tok_embeddings = nn.Embedding(a.vocab, a.hidden)
-        self.layers = nn.ModuleDict({str(i): Block(a) for i in range(a.layers)})
+        self.layers = nn.ModuleDict({str(i): Block(a, a.layer_window(i)) for i in range(a.layers)})
         self.norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
         self.output = None if a.tied_embeddings else nn.Linear(a.hidden, a.vocab, bias=False)
         # False on a last pipeline stage that holds the tied embedding only
@@ -187,16 +282,28 @@ class Transformer(nn.Module):
         self.embeds_input = True
         self.register_buffer("rope", rope_table(a, None), persistent=False)
 
-    def forward(self, tokens):
+    def forward(self, tokens, cache=None):
+        """cache, a KVCache, when generating: the rotary table then holds
+        the positions of tokens alone (evaluate.forward cuts it)."""
         h = self.tok_embeddings(tokens) if self.embeds_input else tokens
-        for layer in self.layers.values():
-            h = layer(h, self.rope)
+        bands = self.bands()
+        for name, layer in self.layers.items():
+            band = bands.get(layer.attention.window)
+            h = layer(h, self.rope, band, cache[name]) if cache is not None else layer(h, self.rope, band)
         if self.norm is None:
             return h
         h = self.norm(h)
         if self.output is not None:
             return self.output(h)
         return self.tied_logits(h)
+
+    def bands(self):
+        """band_mask's mask per window shorter than the sequence, which is
+        as long as the rotary table (under sequence parallelism h holds a
+        part of it)."""
+        seq = self.rope.shape[1]
+        windows = {layer.attention.window for layer in self.layers.values()}
+        return {w: band_mask(seq, w, self.rope.device) for w in windows if 0 < w < seq}
 
     def tied_logits(self, h):
         """The output projection of a tied model: the embedding's weight.

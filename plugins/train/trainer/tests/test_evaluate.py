@@ -1,8 +1,11 @@
 """The evaluator's tests (evaluate.py): how a choice is windowed and
-scored, how the next token is picked, and, where transformers is
-installed, an evaluation through torchrun on CPU ranks (fp32) whose loss,
-choice scores and greedy completions match transformers' own on the same
-model and tokens. Run from the repository root:
+scored, how the next token is picked, that generation with the key-value
+cache picks the tokens generation without it picks, and, where
+transformers is installed, an evaluation through torchrun on CPU ranks
+(fp32) whose loss, choice scores and greedy completions match
+transformers' own on the same model and tokens (a Llama, and a Mistral
+whose sliding window is shorter than the prompts). Run from the
+repository root:
 
   python3 -m unittest discover -s plugins/train/trainer/tests -v
 """
@@ -24,6 +27,7 @@ sys.path.insert(0, TRAINER)
 sys.path.insert(0, HERE)
 
 import evaluate as E  # noqa: E402
+import model as M  # noqa: E402
 from test_trainer import write_shard  # noqa: E402
 
 try:
@@ -68,17 +72,69 @@ class PickTest(unittest.TestCase):
         self.assertGreater(len({E.pick(logits, 1.0, 1.0, torch.Generator().manual_seed(s)) for s in range(20)}), 5)
 
 
+class KVCacheTest(unittest.TestCase):
+    """Greedy generation with the cache against running the whole sequence
+    for every new token, on CPU (fp32) and, with a GPU, in fp32 there."""
+
+    ARGS = M.ModelArgs(layers=4, hidden=64, ffn_hidden=128, heads=4, kv_heads=2, vocab=128, seq_len=48)
+
+    def generate(self, m, prompt, new, cached):
+        tokens, cache, fed = list(prompt), M.KVCache(), 0
+        for _ in range(new):
+            t = torch.tensor([tokens], device=m.rope.device)
+            if cached:
+                logits = E.forward(m, t[:, fed:], start=fed, cache=cache)
+                fed = len(tokens)
+            else:
+                logits = E.forward(m, t)
+            tokens.append(int(logits[0, -1].argmax()))
+        return tokens[len(prompt):]
+
+    @torch.no_grad()
+    def test_cached_generation_picks_the_same_tokens(self):
+        import dataclasses
+        models = {"full": self.ARGS, "window 6 in every layer": dataclasses.replace(self.ARGS, window=6, windowed_layers=(0, 1, 2, 3)),
+                  "window 5 from layer 2": dataclasses.replace(self.ARGS, window=5, windowed_layers=(2, 3))}
+        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+        for (name, a), device in [(m, d) for m in models.items() for d in devices]:
+            m = M.Transformer(a)
+            M.init_full(m, 2, "cpu")
+            with torch.no_grad():  # sharper logits than the initial ones, so ties cannot decide
+                for p in m.parameters():
+                    p.mul_(4)
+            m = m.to(device).eval()
+            m.init_buffers(torch.device(device))
+            rng = np.random.default_rng(7)
+            for length in (1, 3, 11):
+                with self.subTest(model=name, device=device, prompt=length):
+                    prompt = rng.integers(0, 128, size=length).tolist()
+                    self.assertEqual(self.generate(m, prompt, 20, True), self.generate(m, prompt, 20, False))
+
+    def test_a_windowed_layer_keeps_only_its_window(self):
+        import dataclasses
+        m = M.Transformer(dataclasses.replace(self.ARGS, window=4, windowed_layers=(1, 2, 3))).eval()
+        M.init_full(m, 2, "cpu")
+        cache = M.KVCache()
+        with torch.no_grad():
+            E.forward(m, torch.tensor([list(range(10))]), cache=cache)
+            E.forward(m, torch.tensor([[10]]), start=10, cache=cache)
+        self.assertEqual([cache[n].k.shape[2] for n in ("0", "1")], [11, 3])
+
+
 SEQ = 32
 
 
-def make_model(folder):
-    """A small random Llama made and saved by transformers, with norms
-    moved off one so that every weight matters."""
-    from transformers import AutoModelForCausalLM, LlamaConfig
+def make_model(folder, family="LlamaConfig", **extra):
+    """A small random model of a transformers family (Llama unless named),
+    made and saved by transformers, with norms moved off one so that every
+    weight matters."""
+    import transformers
+    from transformers import AutoModelForCausalLM
     torch.manual_seed(0)
-    cfg = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                      vocab_size=128, max_position_embeddings=SEQ, rms_norm_eps=1e-5, tie_word_embeddings=False, initializer_range=0.1)
-    model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    cfg = getattr(transformers, family)(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                        num_key_value_heads=2, vocab_size=128, max_position_embeddings=SEQ, rms_norm_eps=1e-5,
+                                        tie_word_embeddings=False, initializer_range=0.1, **extra)
+    model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32, attn_implementation="eager")
     with torch.no_grad():
         for n, p in model.named_parameters():
             if "norm" in n:
@@ -90,13 +146,15 @@ def make_model(folder):
 
 @unittest.skipUnless(HAVE_TRANSFORMERS, "needs transformers")
 class AgainstTransformersTest(unittest.TestCase):
-    """evaluate.py on one CPU rank (fp32) against transformers' fp32."""
+    """evaluate.py on CPU ranks (fp32) against transformers' fp32."""
+
+    FAMILY = ("LlamaConfig", {})
 
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp()
         folder = os.path.join(cls.work, "model")
-        cls.hf = make_model(folder)
+        cls.hf = make_model(folder, cls.FAMILY[0], **cls.FAMILY[1])
         rng = np.random.default_rng(3)
         cls.stream = rng.integers(0, 128, size=5 * SEQ + 1)
         write_shard(cls.work + "/valid", [cls.stream])
@@ -151,6 +209,14 @@ class AgainstTransformersTest(unittest.TestCase):
                                     pad_token_id=0)[0, len(p):].tolist()
             self.assertEqual(c["tokens"], want)
             self.assertEqual(c["finish"], "length")
+
+
+class WindowedAgainstTransformersTest(AgainstTransformersTest):
+    """The same with a Mistral whose sliding window (4 tokens) is shorter
+    than the prompts (5), the choices' rows and the loss's samples (32):
+    transformers' generate keeps its own window of keys and values."""
+
+    FAMILY = ("MistralConfig", {"sliding_window": 4})
 
 
 if __name__ == "__main__":

@@ -231,6 +231,96 @@ class ModelTest(unittest.TestCase):
             torch.testing.assert_close(grads[mode], grads["none"], rtol=1e-5, atol=1e-6)
 
 
+def band_reference(q, k, v, window):
+    """Sliding-window attention by its definition: scores of keys more
+    than window-1 tokens back, or ahead, set to minus infinity, each key
+    head repeated for its group of query heads."""
+    group = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    scores = (q.float() @ k.float().transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    seq = q.shape[2]
+    allowed = torch.tensor([[0 <= i - j < window for j in range(seq)] for i in range(seq)], device=q.device)
+    return (scores.masked_fill(~allowed, float("-inf")).softmax(-1) @ v.float()).to(q.dtype)
+
+
+class SlidingWindowTest(unittest.TestCase):
+    """Windowed attention (band_mask, banded_attention) on CPU (SDPA with a
+    boolean mask) and, with a GPU, compiled flex_attention."""
+
+    def devices(self):
+        return [("cpu", torch.float32)] + ([("cuda", torch.float32), ("cuda", torch.bfloat16)] if GPU else [])
+
+    def test_equals_a_masked_reference(self):
+        for device, dtype in self.devices():
+            for seq, window in ((64, 16), (200, 33), (256, 1)):
+                with self.subTest(device=device, dtype=dtype, seq=seq, window=window):
+                    g = torch.Generator(device=device).manual_seed(seq)
+                    q = torch.randn(2, 4, seq, 32, device=device, dtype=dtype, generator=g, requires_grad=True)
+                    k, v = (torch.randn(2, 2, seq, 32, device=device, dtype=dtype, generator=g, requires_grad=True) for _ in range(2))
+                    got = M.banded_attention(q, k, v, M.band_mask(seq, window, torch.device(device)), True)
+                    want = band_reference(q, k, v, window)
+                    tol = {"rtol": 2e-2, "atol": 2e-2} if dtype == torch.bfloat16 else {"rtol": 1e-4, "atol": 1e-5}
+                    torch.testing.assert_close(got, want, **tol)
+                    if dtype == torch.bfloat16:
+                        continue  # the gradients' check needs fp32's precision
+                    grads = torch.autograd.grad(got.float().square().sum(), (q, k, v))
+                    want_grads = torch.autograd.grad(want.float().square().sum(), (q, k, v))
+                    for a, b in zip(grads, want_grads):
+                        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+    def test_a_window_as_long_as_the_sequence_is_full_causal(self):
+        a = dataclasses.replace(ModelTest.args, window=64, windowed_layers=(0, 1, 2, 3))
+        full, windowed = M.Transformer(ModelTest.args), M.Transformer(a)
+        M.init_full(full, 3, "cpu")
+        M.init_full(windowed, 3, "cpu")
+        self.assertEqual(windowed.bands(), {})
+        tokens = torch.randint(0, 512, (2, 64), generator=torch.Generator().manual_seed(4))
+        self.assertTrue(torch.equal(windowed(tokens), full(tokens)))
+
+    def test_only_the_windowed_layers_change(self):
+        """Qwen2's split: layers before max_window_layers attend over the
+        whole sequence; a window shorter than the sequence changes the
+        logits, and every recomputation mode keeps its gradients."""
+        a = dataclasses.replace(ModelTest.args, window=8, windowed_layers=(2, 3))
+        m = M.Transformer(a)
+        self.assertEqual([b.attention.window for b in m.layers.values()], [0, 0, 8, 8])
+        full = M.Transformer(ModelTest.args)
+        M.init_full(m, 3, "cpu")
+        M.init_full(full, 3, "cpu")
+        tokens = torch.randint(0, 512, (2, 65), generator=torch.Generator().manual_seed(5))
+        self.assertFalse(torch.allclose(m(tokens[:, :-1]), full(tokens[:, :-1])))
+        grads = {}
+        for mode in ("none", "selective", "full"):
+            m.zero_grad()
+            for b in m.layers.values():
+                b.recompute = mode
+            torch.nn.functional.cross_entropy(m(tokens[:, :-1]).flatten(0, 1), tokens[:, 1:].flatten()).backward()
+            grads[mode] = torch.cat([p.grad.flatten() for p in m.parameters()])
+        for mode in ("selective", "full"):
+            torch.testing.assert_close(grads[mode], grads["none"], rtol=1e-5, atol=1e-6)
+
+    @unittest.skipUnless(GPU, "needs a GPU")
+    def test_compiled_blocks_match_eager(self):
+        """Compiled blocks (the trainer's compile = true) with the band as a
+        block mask give the eager model's logits and gradients."""
+        a = dataclasses.replace(ModelTest.args, window=16, windowed_layers=(0, 1, 2, 3))
+        m = M.Transformer(a)
+        M.init_full(m, 6, "cpu")
+        m = m.cuda().to(torch.bfloat16)
+        m.init_buffers(torch.device("cuda"))
+        import copy
+        compiled = copy.deepcopy(m)
+        parallel.compile_blocks(compiled)
+        tokens = torch.randint(0, 512, (2, 65), device="cuda", generator=torch.Generator(device="cuda").manual_seed(7))
+        outs = []
+        for net in (m, compiled):
+            logits = net(tokens[:, :-1])
+            torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), tokens[:, 1:].flatten()).backward()
+            outs.append((logits.float(), net.layers["0"].attention.q_proj.weight.grad.float()))
+        torch.testing.assert_close(outs[1][0], outs[0][0], rtol=3e-2, atol=3e-2)
+        torch.testing.assert_close(outs[1][1], outs[0][1], rtol=5e-2, atol=5e-3)
+
+
 class ComputeCopyTest(unittest.TestCase):
     """One GPU's mixed precision without FSDP2: the forward and backward of
     a bf16 copy, fp32 weights and gradients in the model itself."""
@@ -673,6 +763,45 @@ class FP8OnCPURanksTest(unittest.TestCase):
                 self.assertAlmostEqual(losses[name][step], want, delta=0.02 * want, msg=f"{name} at step {step}")
         for step, want in losses["fp8"].items():
             self.assertAlmostEqual(losses["fp8.tp2"][step], want, delta=1e-3 * want, msg=f"fp8.tp2 at step {step}")
+
+
+class SlidingWindowLayoutsTest(unittest.TestCase):
+    """A Mistral folder's sliding window (16 tokens, seq_len 64) under
+    tensor parallelism (heads split) and a pipeline, on CPU ranks: each
+    layout validates as one rank does, and differently from the same
+    model without a window."""
+
+    def test_layouts_validate_alike(self):
+        from concurrent.futures import ThreadPoolExecutor
+        work = tempfile.mkdtemp()
+        docs = markov_docs(512, 48, 400, 3)
+        write_shard(work + "/data", docs[:40])
+        write_shard(work + "/valid", docs[40:])
+        base = written("pretrain.json")["model"]
+        for name, window in (("mistral", 16), ("llama", None)):
+            os.makedirs(f"{work}/{name}")
+            with open(f"{work}/{name}/config.json", "w") as f:
+                json.dump({"architectures": ["MistralForCausalLM"], "sliding_window": window, "rope_theta": 10000.0,
+                           "rms_norm_eps": 1e-5, "tie_word_embeddings": False}, f)
+        runs = {"single": ("mistral", {}), "tp2": ("mistral", {"tp": 2}), "pp2": ("mistral", {"pp": 2}), "unwindowed": ("llama", {})}
+
+        def run(name):
+            folder, layout = runs[name]
+            cfg = tiny_config(work, device="cpu", steps=2, checkpoint=False, checkpoint_dir=f"{work}/{name}/ckpt",
+                              valid_data=[work + "/valid"], eval_every=1, eval_batches=2)
+            cfg["model"] = dict(base, hf=f"{work}/{folder}", architecture="MistralForCausalLM")
+            cfg["layout"] = dict(cfg["layout"], **layout)
+            return torchrun(cfg, nproc=max(cfg["layout"][k] for k in ("tp", "pp", "dp")))
+
+        with ThreadPoolExecutor(len(runs)) as pool:
+            events = dict(zip(runs, pool.map(run, runs)))
+        want = valid_events(events["single"])
+        for name in ("tp2", "pp2"):
+            got = valid_events(events[name])
+            self.assertEqual(sorted(got), [1, 2], name)
+            for step in got:
+                self.assertAlmostEqual(got[step], want[step], delta=1e-3 * want[step], msg=f"{name} at step {step}")
+        self.assertGreater(abs(valid_events(events["unwindowed"])[2] - want[2]), 1e-4)
 
 
 def has_tensorboard():
