@@ -102,7 +102,7 @@ func TestFolders(t *testing.T) {
 func TestWindows(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		config       string
+		config         string
 		window, layers int
 	}{
 		"mistral":                  {`{"architectures": ["MistralForCausalLM"], "sliding_window": 4096}`, 4096, 32},
