@@ -34,7 +34,7 @@ func trainerConfigs(t *testing.T) map[string]any {
 		CheckpointEvery: 3, Checkpoint: true, CheckpointDir: "ckpt", KeepCheckpoints: 2, PeakFLOPS: 989e12, Device: deviceCUDA}
 	every := pretrain
 	every.Stage, every.Type, every.ResumeFrom, every.Compile = "finetune.test", "finetune", "ckpt/step-00000003", true
-	every.Model.TiedEmbeddings, every.Model.HF = true, "model"
+	every.Model.TiedEmbeddings = true
 	on := true
 	every.Layout.ZeRO, every.Layout.FSDP, every.Layout.SequenceParallel = 1, true, true
 	every.Layout.Attention, every.Layout.ScatterGather, every.Layout.GradReduceDType, every.Layout.OverlapGradReduce = "flash", &on, "fp32", &on
@@ -49,6 +49,7 @@ func trainerConfigs(t *testing.T) map[string]any {
 			t.Fatal(diags)
 		}
 	}
+	every.Model.HF = "model" // the trainer's folder, counted as a preset: the counts read no window from it
 	return map[string]any{"pretrain.json": pretrain, "config.json": every, "eval.json": evalConfig{Stage: "eval.test",
 		Model: modelConfig{Layers: 2, Hidden: 64, FFNHidden: 128, Heads: 4, KVHeads: 2, Vocab: 128, SeqLen: 32, Activation: "swiglu",
 			Architecture: presetArchitecture, RopeTheta: presetRopeTheta, NormEps: presetNormEps, HF: "model"},

@@ -1,7 +1,10 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -9,9 +12,14 @@ import (
 	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
-// countModel sets the run's parameter and FLOP counts.
+// countModel sets the run's parameter and FLOP counts, with the sliding
+// window the model's folder sets (resolveRun has made its path absolute).
 func countModel(cfg *runConfig) api.Diagnostics {
 	s := countShape(cfg.Model)
+	if err := readWindow(cfg.Model.HF, &s); err != nil {
+		return api.Diagnostics{{Severity: api.Error, Summary: "Unusable model folder", Path: cty.GetAttrPath("model"),
+			Detail: fmt.Sprintf("%s.", err)}}
+	}
 	params := counts.Count(s).Total(s.Layers)
 	var adapters float64
 	if cfg.LoRA != nil {
@@ -36,4 +44,30 @@ func countShape(m modelConfig) counts.Shape {
 	}
 	return counts.Shape{Layers: m.Layers, Hidden: m.Hidden, FFNHidden: m.FFNHidden, Heads: m.Heads, KVHeads: kv,
 		Vocab: m.Vocab, SeqLen: m.SeqLen, TiedEmbeddings: m.TiedEmbeddings, GELU: m.Activation == "gelu"}
+}
+
+// readWindow sets s's sliding window from folder's config.json, as the
+// trainer reads it there; a preset (no folder) has none.
+func readWindow(folder string, s *counts.Shape) error {
+	if folder == "" {
+		return nil
+	}
+	path := filepath.Join(folder, hfConfigFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var c struct {
+		Architectures []string `json:"architectures"`
+		counts.Windowing
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	arch := ""
+	if len(c.Architectures) > 0 {
+		arch = c.Architectures[0]
+	}
+	s.Window, s.WindowLayers = c.Span(arch), c.Layers(arch, s.Layers)
+	return nil
 }

@@ -119,8 +119,8 @@ func decodeRun(req *api.ApplyRequest) (runConfig, hardwareConfig, api.Diagnostic
 	}
 	cfg.Steps = stepBudget(args, cfg.Model, cfg.Layout)
 	cfg.PeakFLOPS = args.Hardware.TFLOPS[cfg.Layout.Precision] * 1e12
-	diags = append(diags, countModel(&cfg)...)
 	diags = append(diags, resolveRun(req, args, &cfg)...)
+	diags = append(diags, countModel(&cfg)...)
 	return cfg, args.Hardware, append(diags, checkRun(cfg)...)
 }
 

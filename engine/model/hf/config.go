@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpuflow/gpuflow/engine/model"
+	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
 // ConfigFile is the name of a model folder's configuration.
@@ -29,27 +30,24 @@ var dtypes = []string{"bfloat16", "float16", "float32"}
 // rope_theta and rope_scaling and torch_dtype; transformers 5 writes
 // rope_parameters and dtype instead. Both are read.
 type Config struct {
-	Architectures         []string  `json:"architectures"`
-	HiddenSize            int       `json:"hidden_size"`
-	IntermediateSize      int       `json:"intermediate_size"`
-	NumHiddenLayers       int       `json:"num_hidden_layers"`
-	NumAttentionHeads     int       `json:"num_attention_heads"`
-	NumKeyValueHeads      int       `json:"num_key_value_heads"`
-	HeadDim               int       `json:"head_dim"`
-	VocabSize             int       `json:"vocab_size"`
-	MaxPositionEmbeddings int       `json:"max_position_embeddings"`
-	TieWordEmbeddings     bool      `json:"tie_word_embeddings"`
-	HiddenAct             string    `json:"hidden_act"`
-	AttentionBias         bool      `json:"attention_bias"`
-	MLPBias               bool      `json:"mlp_bias"`
-	SlidingWindow         *int      `json:"sliding_window"`
-	UseSlidingWindow      *bool     `json:"use_sliding_window"`
-	MaxWindowLayers       *int      `json:"max_window_layers"`
-	LayerTypes            []string  `json:"layer_types"`
-	TorchDtype            string    `json:"torch_dtype"`
-	Dtype                 string    `json:"dtype"`
-	RopeScaling           *ropeSpec `json:"rope_scaling"`
-	RopeParameters        *ropeSpec `json:"rope_parameters"`
+	Architectures         []string `json:"architectures"`
+	HiddenSize            int      `json:"hidden_size"`
+	IntermediateSize      int      `json:"intermediate_size"`
+	NumHiddenLayers       int      `json:"num_hidden_layers"`
+	NumAttentionHeads     int      `json:"num_attention_heads"`
+	NumKeyValueHeads      int      `json:"num_key_value_heads"`
+	HeadDim               int      `json:"head_dim"`
+	VocabSize             int      `json:"vocab_size"`
+	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
+	TieWordEmbeddings     bool     `json:"tie_word_embeddings"`
+	HiddenAct             string   `json:"hidden_act"`
+	AttentionBias         bool     `json:"attention_bias"`
+	MLPBias               bool     `json:"mlp_bias"`
+	counts.Windowing
+	TorchDtype     string    `json:"torch_dtype"`
+	Dtype          string    `json:"dtype"`
+	RopeScaling    *ropeSpec `json:"rope_scaling"`
+	RopeParameters *ropeSpec `json:"rope_parameters"`
 }
 
 // ropeSpec is rope_scaling (or rope_parameters): its type under either
@@ -132,52 +130,10 @@ func (c *Config) HeadWidth() int {
 }
 
 // Window is the sliding-window attention span in tokens, 0 for none.
-// Qwen2 configs carry a window they do not use unless use_sliding_window
-// (false when absent, as in transformers).
-func (c *Config) Window() int {
-	if c.SlidingWindow == nil {
-		return 0
-	}
-	used := c.UseSlidingWindow == nil || *c.UseSlidingWindow
-	if c.Architecture() == "Qwen2ForCausalLM" {
-		used = c.UseSlidingWindow != nil && *c.UseSlidingWindow
-	}
-	if !used {
-		return 0
-	}
-	return *c.SlidingWindow
-}
+func (c *Config) Window() int { return c.Windowing.Span(c.Architecture()) }
 
-// qwen2MaxWindowLayers is transformers' max_window_layers for a Qwen2
-// config.json without one.
-const qwen2MaxWindowLayers = 28
-
-// WindowLayers is how many layers attend through the sliding window, as
-// transformers reads config.json: every layer of Mistral; in Qwen2 those
-// layer_types marks "sliding_attention", or without layer_types those
-// from max_window_layers on.
-func (c *Config) WindowLayers() int {
-	if c.Window() == 0 {
-		return 0
-	}
-	if c.Architecture() != "Qwen2ForCausalLM" {
-		return c.NumHiddenLayers
-	}
-	if len(c.LayerTypes) > 0 {
-		n := 0
-		for _, t := range c.LayerTypes {
-			if t == "sliding_attention" {
-				n++
-			}
-		}
-		return n
-	}
-	first := qwen2MaxWindowLayers
-	if c.MaxWindowLayers != nil {
-		first = *c.MaxWindowLayers
-	}
-	return max(0, c.NumHiddenLayers-first)
-}
+// WindowLayers is how many layers attend through the sliding window.
+func (c *Config) WindowLayers() int { return c.Windowing.Layers(c.Architecture(), c.NumHiddenLayers) }
 
 // QKVBias reports whether the q, k and v projections carry a bias:
 // always in Qwen2, with attention_bias in Llama and Mistral.

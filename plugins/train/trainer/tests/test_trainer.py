@@ -247,26 +247,25 @@ class SlidingWindowTest(unittest.TestCase):
     """Windowed attention (band_mask, banded_attention) on CPU (SDPA with a
     boolean mask) and, with a GPU, compiled flex_attention."""
 
-    def devices(self):
-        return [("cpu", torch.float32)] + ([("cuda", torch.float32), ("cuda", torch.bfloat16)] if GPU else [])
-
     def test_equals_a_masked_reference(self):
-        for device, dtype in self.devices():
-            for seq, window in ((64, 16), (200, 33), (256, 1)):
-                with self.subTest(device=device, dtype=dtype, seq=seq, window=window):
-                    g = torch.Generator(device=device).manual_seed(seq)
-                    q = torch.randn(2, 4, seq, 32, device=device, dtype=dtype, generator=g, requires_grad=True)
-                    k, v = (torch.randn(2, 2, seq, 32, device=device, dtype=dtype, generator=g, requires_grad=True) for _ in range(2))
-                    got = M.banded_attention(q, k, v, M.band_mask(seq, window, torch.device(device)), True)
-                    want = band_reference(q, k, v, window)
-                    tol = {"rtol": 2e-2, "atol": 2e-2} if dtype == torch.bfloat16 else {"rtol": 1e-4, "atol": 1e-5}
-                    torch.testing.assert_close(got, want, **tol)
-                    if dtype == torch.bfloat16:
-                        continue  # the gradients' check needs fp32's precision
-                    grads = torch.autograd.grad(got.float().square().sum(), (q, k, v))
-                    want_grads = torch.autograd.grad(want.float().square().sum(), (q, k, v))
-                    for a, b in zip(grads, want_grads):
-                        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+        cases = [("cpu", torch.float32, seq, window) for seq, window in ((64, 16), (200, 33), (256, 1))]
+        if GPU:  # each shape and type compiles flex_attention anew: one of each type
+            cases += [("cuda", dtype, 200, 33) for dtype in (torch.float32, torch.bfloat16)]
+        for device, dtype, seq, window in cases:
+            with self.subTest(device=device, dtype=dtype, seq=seq, window=window):
+                g = torch.Generator(device=device).manual_seed(seq)
+                q = torch.randn(2, 4, seq, 32, device=device, dtype=dtype, generator=g, requires_grad=True)
+                k, v = (torch.randn(2, 2, seq, 32, device=device, dtype=dtype, generator=g, requires_grad=True) for _ in range(2))
+                got = M.banded_attention(q, k, v, M.band_mask(seq, window, torch.device(device)), True)
+                want = band_reference(q, k, v, window)
+                tol = {"rtol": 2e-2, "atol": 2e-2} if dtype == torch.bfloat16 else {"rtol": 1e-4, "atol": 1e-5}
+                torch.testing.assert_close(got, want, **tol)
+                if dtype == torch.bfloat16:
+                    continue  # the gradients' check needs fp32's precision
+                grads = torch.autograd.grad(got.float().square().sum(), (q, k, v))
+                want_grads = torch.autograd.grad(want.float().square().sum(), (q, k, v))
+                for a, b in zip(grads, want_grads):
+                    torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
     def test_a_window_as_long_as_the_sequence_is_full_causal(self):
         a = dataclasses.replace(ModelTest.args, window=64, windowed_layers=(0, 1, 2, 3))
@@ -302,7 +301,8 @@ class SlidingWindowTest(unittest.TestCase):
     @unittest.skipUnless(GPU, "needs a GPU")
     def test_compiled_blocks_match_eager(self):
         """Compiled blocks (the trainer's compile = true) with the band as a
-        block mask give the eager model's logits and gradients."""
+        block mask, and selective recomputation keeping flex_attention's
+        output, give the eager model's logits and gradients."""
         a = dataclasses.replace(ModelTest.args, window=16, windowed_layers=(0, 1, 2, 3))
         m = M.Transformer(a)
         M.init_full(m, 6, "cpu")
@@ -310,6 +310,7 @@ class SlidingWindowTest(unittest.TestCase):
         m.init_buffers(torch.device("cuda"))
         import copy
         compiled = copy.deepcopy(m)
+        parallel.set_recompute(compiled, "selective")
         parallel.compile_blocks(compiled)
         tokens = torch.randint(0, 512, (2, 65), device="cuda", generator=torch.Generator(device="cuda").manual_seed(7))
         outs = []
