@@ -46,3 +46,36 @@ func TestElementwiseShareOfProducts(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainerElementwiseShareOfProducts holds the compiled trainer's
+// element-wise kernels' time as a share of its products' time on the lab
+// shape and the Llama-3.2-1B shape on one H200, the figures
+// docs/estimator.md quotes (go test -v -run
+// TestTrainerElementwiseShareOfProducts ./engine/estimate/).
+func TestTrainerElementwiseShareOfProducts(t *testing.T) {
+	t.Parallel()
+	b1 := preset("llama3.2-1b")
+	b1.SeqLen = 4096
+	tests := map[string]struct {
+		shape       model.Shape
+		micro       int
+		share, near float64
+	}{
+		"lab shape, hidden 768, micro-batch 64": {labShape(), 64, 0.33, 0.01},
+		"1B shape, hidden 2,048, micro-batch 4": {b1, 4, 0.12, 0.01},
+	}
+	for name, tc := range tests {
+		in := Input{Model: tc.shape, Hardware: builtin("h200-x1"), Framework: FrameworkGpuflow,
+			Layout: trainerLayout(1, tc.micro, tc.micro, false, layout.RecomputeNone)}
+		j, err := newJob(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		products := j.tokensPerGPU() * (j.flops.executed - j.flops.attention) / j.rate(hardware.PrecisionBF16)
+		got := j.trainerElementwiseTime() / products
+		t.Logf("%s: element-wise %.1f%% of the products' time (%.1f ms of %.1f ms)", name, 100*got, 1e3*j.trainerElementwiseTime(), 1e3*products)
+		if math.Abs(got-tc.share) > tc.near {
+			t.Errorf("%s: element-wise %.1f%% of the products' time, want %.0f%% within %.0f points", name, 100*got, 100*tc.share, 100*tc.near)
+		}
+	}
+}

@@ -26,7 +26,8 @@ type Framework struct {
 	// GEMMShare is the share of a training step's compute time spent in
 	// matrix products at bf16; the rest (norms, element-wise kernels,
 	// launches) does not speed up with fp8, and shrinks with LoRA only
-	// where FrozenGradsFree says so. With ElementwiseCounted the
+	// where FrozenGradsFree says so. With ElementwiseCounted or
+	// CompiledElementwise the
 	// element-wise kernels are counted apart and the rest is what
 	// remains (launch gaps, synchronisation).
 	GEMMShare float64
@@ -35,6 +36,9 @@ type Framework struct {
 	// Megatron-LM's fused GPT layer runs them, instead of being left in
 	// GEMMShare.
 	ElementwiseCounted bool
+	// CompiledElementwise: the same for gpuflow's compiled trainer, whose
+	// element-wise kernels torch.compile fuses (trainerElementwiseTime).
+	CompiledElementwise bool
 	// FP8HeadBF16: under precision "fp8" the output layer's products stay
 	// in bf16 (gpuflow's trainer converts the blocks' linear layers only).
 	FP8HeadBF16 bool

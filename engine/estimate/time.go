@@ -167,7 +167,7 @@ func (j *job) microCompute() float64 {
 		pass = j.flops.executed
 	}
 	rest := (pass - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
-	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.adapterTraffic() +
+	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.trainerElementwiseTime() + j.adapterTraffic() +
 		j.fp8Traffic() + j.gradAccumulationTime()
 }
 

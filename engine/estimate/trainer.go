@@ -60,5 +60,6 @@ func trainer(name string, compiled bool) Framework {
 	if !compiled {
 		f.LogitBytes = trainerEagerLogitBytes
 	}
+	f.CompiledElementwise = compiled
 	return f
 }
