@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"math/big"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -17,9 +19,9 @@ import (
 )
 
 // decideAction compares the stage's inputs with what state recorded.
-func (p *planner) decideAction(n *stageNode, sp *StagePlan, config cty.Value) {
+func (p *planner) decideAction(n *stageNode, sp *StagePlan, config cty.Value, files []inputFile) {
 	if config.IsWhollyKnown() {
-		sp.InputHash = InputHash(sp.Plugin, sp.Type, config)
+		sp.InputHash = InputHash(sp.Plugin, sp.Type, config, files)
 	}
 	var prior *state.Stage
 	if p.opts.State != nil {
@@ -42,7 +44,7 @@ func (p *planner) decideAction(n *stageNode, sp *StagePlan, config cty.Value) {
 	case sp.InputHash == "":
 		sp.Action, sp.Reasons = ActionReplace, p.upstreamReasons(n)
 	case prior.InputHash != sp.InputHash:
-		sp.Action, sp.Reasons = ActionReplace, changeReasons(prior, sp)
+		sp.Action, sp.Reasons = ActionReplace, changeReasons(prior, sp, files)
 	default:
 		sp.Action = ActionNoOp
 	}
@@ -62,8 +64,9 @@ func (p *planner) upstreamReasons(n *stageNode) []string {
 	return out
 }
 
-// changeReasons names what differs from the recorded run.
-func changeReasons(prior *state.Stage, sp *StagePlan) []string {
+// changeReasons names what differs from the recorded run: the plugin, the
+// body's arguments, or else the contents of the files it reads.
+func changeReasons(prior *state.Stage, sp *StagePlan, files []inputFile) []string {
 	var out []string
 	if prior.Plugin.Name != sp.Plugin.Name || prior.Plugin.Version != sp.Plugin.Version {
 		out = append(out, fmt.Sprintf("plugin %s %s -> %s %s", prior.Plugin.Name, prior.Plugin.Version, sp.Plugin.Name, sp.Plugin.Version))
@@ -73,7 +76,7 @@ func changeReasons(prior *state.Stage, sp *StagePlan) []string {
 	json.Unmarshal(sp.Config, &after)
 	var changed []string
 	for k, v := range after {
-		if string(before[k]) != string(v) {
+		if !sameJSON(before[k], v) {
 			changed = append(changed, k)
 		}
 	}
@@ -86,16 +89,34 @@ func changeReasons(prior *state.Stage, sp *StagePlan) []string {
 	for _, k := range changed {
 		out = append(out, fmt.Sprintf("%s changed", k))
 	}
+	if len(out) == 0 && len(files) > 0 {
+		attrs := make([]string, len(files))
+		for i, f := range files {
+			attrs[i] = f.attr
+		}
+		out = []string{"the contents of a file it reads changed (" + strings.Join(attrs, ", ") + ")"}
+	}
 	if len(out) == 0 {
 		out = []string{"inputs changed"}
 	}
 	return out
 }
 
+// sameJSON compares two JSON values whatever their layout: state keeps
+// the config indented, the plan compact.
+func sameJSON(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return string(a) == string(b)
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
 // InputHash identifies everything a stage's run depends on: the plugin, the
-// stage type and the decoded body (which holds any upstream outputs it
-// reads). config must be wholly known.
-func InputHash(plugin PluginRef, stageType string, config cty.Value) string {
+// stage type, the decoded body (which holds any upstream outputs it
+// reads) and the contents of the files its contract names. config must be
+// wholly known.
+func InputHash(plugin PluginRef, stageType string, config cty.Value, files []inputFile) string {
 	b, err := ctyjson.Marshal(config, config.Type())
 	if err != nil {
 		b = []byte(err.Error())
@@ -103,6 +124,9 @@ func InputHash(plugin PluginRef, stageType string, config cty.Value) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", plugin.Name, plugin.Version, stageType)
 	h.Write(b)
+	for _, f := range files {
+		fmt.Fprintf(h, "\x00%s\x00%s", f.attr, f.sha256)
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 

@@ -33,7 +33,11 @@ func (a *applier) runStage(ctx context.Context, sp *StagePlan) *StageResult {
 	if !config.IsWhollyKnown() {
 		return failedResult(sp, "some of its inputs are still unknown after the stages it depends on ran", nil)
 	}
-	hash := InputHash(sp.Plugin, sp.Type, config)
+	files, fdiags := inputFiles(n, config, a.w.Config.Dir)
+	if fdiags.HasErrors() {
+		return failedResult(sp, "a file it reads cannot be hashed", fdiags)
+	}
+	hash := InputHash(sp.Plugin, sp.Type, config, files)
 	if a.cacheHit(sp, hash) {
 		return a.unchanged(sp, "inputs match the last successful run")
 	}

@@ -158,8 +158,12 @@ func (p *planner) planStage(ctx context.Context, n *stageNode) (*StagePlan, hcl.
 		return nil, diags
 	}
 	diags = append(diags, p.planExecutor(n, sp)...)
+	files, fdiags := inputFiles(n, config, p.w.Config.Dir)
+	if diags = append(diags, fdiags...); fdiags.HasErrors() {
+		return nil, diags
+	}
 	sp.Config, sp.ConfigUnknown = configJSON(config)
-	p.decideAction(n, sp, config)
+	p.decideAction(n, sp, config, files)
 	p.stageValues[s.Addr()] = p.stageValue(sp)
 	return sp, diags
 }

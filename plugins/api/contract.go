@@ -38,6 +38,12 @@ type StageContract struct {
 	// safetensors headers, never the weights) against the stage's model,
 	// so a broken or mismatched folder fails the plan at that attribute.
 	Weights []string
+	// Files name attributes, top-level or inside a nested block as
+	// BLOCK.ATTR (multiple_choice.path), that hold the path of a file the
+	// stage reads. The engine hashes each file's bytes into the stage's
+	// input hash, so that editing the file makes the next apply run the
+	// stage again; a file it cannot read is an error at its attribute.
+	Files []string
 }
 
 // MetaArgument is one of the engine's meta-arguments a stage type takes.

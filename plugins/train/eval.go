@@ -63,12 +63,15 @@ func evalSchema() *api.BlockSchema {
 	}
 }
 
-// evalContract: an eval stage runs a model with a layout on hardware, and
-// the estimate counts a forward pass over its tokens.
+// evalContract: an eval stage runs a model with a layout on hardware, the
+// estimate counts a forward pass over its tokens, and its questions,
+// prompts and tokenizer files are part of its input hash, so that editing
+// one runs the stage again.
 var evalContract = &api.StageContract{
 	MetaArguments: []api.MetaArgument{{Name: api.MetaHardware, Required: true}, {Name: api.MetaModel, Required: true},
 		{Name: api.MetaLayout, Required: true}},
 	Estimate: &api.EstimateInputs{Work: api.WorkForward, TrainTokens: "tokens"},
+	Files:    []string{"multiple_choice.path", "generate.prompts", "tokenizer.path"},
 }
 
 // expectations name each threshold, the measure it bounds, and whether

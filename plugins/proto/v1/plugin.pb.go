@@ -400,7 +400,13 @@ type StageContract struct {
 	// path known at plan time to a Hugging Face model folder (one with
 	// config.json), the engine checks the folder against the stage's model
 	// meta-argument before the plugin sees the stage.
-	Weights       []string `protobuf:"bytes,3,rep,name=weights,proto3" json:"weights,omitempty"`
+	Weights []string `protobuf:"bytes,3,rep,name=weights,proto3" json:"weights,omitempty"`
+	// files name attributes of the stage body, top-level or inside a
+	// nested block as BLOCK.ATTR, that hold the path of a file the stage
+	// reads. The engine hashes each file's bytes into the stage's input
+	// hash, so that editing the file makes the next apply run the stage
+	// again.
+	Files         []string `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -452,6 +458,13 @@ func (x *StageContract) GetEstimate() *StageContract_EstimateInputs {
 func (x *StageContract) GetWeights() []string {
 	if x != nil {
 		return x.Weights
+	}
+	return nil
+}
+
+func (x *StageContract) GetFiles() []string {
+	if x != nil {
+		return x.Files
 	}
 	return nil
 }
@@ -2194,11 +2207,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x1f.gpuflow.plugin.v1.Schema.BlockR\x05value:\x028\x01\x1a^\n" +
 	"\x0eContractsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x126\n" +
-	"\x05value\x18\x02 \x01(\v2 .gpuflow.plugin.v1.StageContractR\x05value:\x028\x01\"\xec\x03\n" +
+	"\x05value\x18\x02 \x01(\v2 .gpuflow.plugin.v1.StageContractR\x05value:\x028\x01\"\x82\x04\n" +
 	"\rStageContract\x12T\n" +
 	"\x0emeta_arguments\x18\x01 \x03(\v2-.gpuflow.plugin.v1.StageContract.MetaArgumentR\rmetaArguments\x12K\n" +
 	"\bestimate\x18\x02 \x01(\v2/.gpuflow.plugin.v1.StageContract.EstimateInputsR\bestimate\x12\x18\n" +
-	"\aweights\x18\x03 \x03(\tR\aweights\x1a>\n" +
+	"\aweights\x18\x03 \x03(\tR\aweights\x12\x14\n" +
+	"\x05files\x18\x04 \x03(\tR\x05files\x1a>\n" +
 	"\fMetaArgument\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\brequired\x18\x02 \x01(\bR\brequired\x1a\xdd\x01\n" +

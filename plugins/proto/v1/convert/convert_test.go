@@ -118,7 +118,7 @@ func TestSchemaRoundTrip(t *testing.T) {
 			"t": {MetaArguments: []api.MetaArgument{{Name: api.MetaHardware, Required: true}, {Name: api.MetaLayout}},
 				Estimate: &api.EstimateInputs{Work: api.WorkTrain, TrainTokens: "tokens", Steps: "steps", Framework: "framework",
 					LoRA: "lora", GlobalBatch: "global_batch", CheckpointEvery: "checkpoint_every"},
-				Weights: []string{"base", "init"}},
+				Weights: []string{"base", "init"}, Files: []string{"questions", "generate.prompts"}},
 			"u": {},
 		},
 	}

@@ -34,7 +34,7 @@ func SchemaToProto(s *api.Schema) (*pluginv1.Schema, error) {
 }
 
 func contractToProto(c *api.StageContract) *pluginv1.StageContract {
-	out := &pluginv1.StageContract{Weights: c.Weights}
+	out := &pluginv1.StageContract{Weights: c.Weights, Files: c.Files}
 	for _, m := range c.MetaArguments {
 		out.MetaArguments = append(out.MetaArguments, &pluginv1.StageContract_MetaArgument{Name: m.Name, Required: m.Required})
 	}
@@ -46,7 +46,7 @@ func contractToProto(c *api.StageContract) *pluginv1.StageContract {
 }
 
 func contractFromProto(c *pluginv1.StageContract) *api.StageContract {
-	out := &api.StageContract{Weights: c.GetWeights()}
+	out := &api.StageContract{Weights: c.GetWeights(), Files: c.GetFiles()}
 	for _, m := range c.GetMetaArguments() {
 		out.MetaArguments = append(out.MetaArguments, api.MetaArgument{Name: m.GetName(), Required: m.GetRequired()})
 	}
