@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
@@ -31,7 +32,7 @@ func (p *planner) estimateStage(n *stageNode, sp *StagePlan, config cty.Value) h
 	}
 	in := estimate.Input{Model: sp.Model.Shape, Layout: sp.Layout.Layout, Hardware: hw, Placement: sp.Placement,
 		Framework: inputs.framework, LoRA: inputs.lora, TrainTokens: inputs.trainTokens, TrainSteps: inputs.trainSteps,
-		CheckpointEvery: inputs.checkpointEvery, Calibration: p.opts.Calibration.For(calibrationKey(hw)),
+		CheckpointEvery: inputs.checkpointEvery, Validation: inputs.validation, Calibration: p.opts.Calibration.For(calibrationKey(hw)),
 		Forward: n.plugin.Contract.Estimate.Work == api.WorkForward}
 	est, err := estimate.Compute(in)
 	if err != nil {
@@ -62,6 +63,9 @@ type estimateInputs struct {
 	globalBatch int
 	// checkpointEvery is the steps between checkpoints (0: none).
 	checkpointEvery int64
+	// validation is nil for a stage that sets neither its validations'
+	// interval nor their data.
+	validation *estimate.Validation
 }
 
 // estimateArgs are the attributes a contract may name, under the
@@ -73,6 +77,9 @@ type estimateArgs struct {
 	Steps           float64   `cty:"steps"`
 	GlobalBatch     float64   `cty:"global_batch"`
 	CheckpointEvery float64   `cty:"checkpoint_every"`
+	EvalEvery       float64   `cty:"eval_every"`
+	EvalBatches     float64   `cty:"eval_batches"`
+	ValidData       cty.Value `cty:"valid_data"`
 }
 
 type loraArgs struct {
@@ -89,7 +96,8 @@ func readEstimateInputs(c *api.StageContract, config cty.Value) (estimateInputs,
 	}
 	e := c.Estimate
 	names := map[string]string{"framework": e.Framework, "lora": e.LoRA, "train_tokens": e.TrainTokens, "steps": e.Steps,
-		"global_batch": e.GlobalBatch, "checkpoint_every": e.CheckpointEvery}
+		"global_batch": e.GlobalBatch, "checkpoint_every": e.CheckpointEvery, "eval_every": e.EvalEvery, "eval_batches": e.EvalBatches,
+		"valid_data": e.ValidData}
 	var a estimateArgs
 	diags := sdk.Decode(renamed(config, names), &a)
 	for i := range diags {
@@ -98,6 +106,9 @@ func readEstimateInputs(c *api.StageContract, config cty.Value) (estimateInputs,
 	in := estimateInputs{framework: a.Framework, globalBatch: int(a.GlobalBatch), checkpointEvery: int64(a.CheckpointEvery)}
 	if a.LoRA != nil {
 		in.lora = &estimate.LoRA{Rank: int(a.LoRA.Rank), Targets: a.LoRA.Targets}
+	}
+	if a.EvalEvery > 0 || (a.ValidData != cty.NilVal && !a.ValidData.IsNull()) {
+		in.validation = &estimate.Validation{Every: int64(a.EvalEvery), Batches: cmp.Or(int64(a.EvalBatches), e.DefaultEvalBatches)}
 	}
 	if a.TrainTokens > 0 {
 		in.trainTokens = a.TrainTokens

@@ -43,6 +43,9 @@ func writeEstimateHuman(w io.Writer, e *estimate.Estimate, pal *palette) {
 	if e.Steps > 0 {
 		row("run", "%d steps in %s, $%.0f, %.0f kWh", e.Steps, formatDuration(e.DurationS), e.CostUSD, e.EnergyKWh)
 	}
+	if v := e.Validation; v != nil {
+		writeValidationHuman(row, v, e.DurationS)
+	}
 	if g := e.Goodput; g != nil {
 		row("goodput", "%.1f%%: %.2f interruptions expected (one per %s), wall time %s",
 			g.Goodput*100, g.ExpectedInterruptions, formatDuration(g.MeanTimeBetweenInterruptionsS), formatDuration(g.WallTimeS))
@@ -55,4 +58,20 @@ func writeEstimateHuman(w io.Writer, e *estimate.Estimate, pal *palette) {
 		source = "calibrated: " + strings.Join(e.Calibrated, ", ")
 	}
 	row("from", "%s", source)
+}
+
+// writeValidationHuman prints the validations' share of the run and what
+// they add to the peak.
+func writeValidationHuman(row func(key, format string, a ...any), v *estimate.ValidationEstimate, runS float64) {
+	share := 0.0
+	if runS > 0 {
+		share = v.DurationS / runS * 100
+	}
+	row("validation", "%d in the run, %.2f s each, %s in all (%.1f%% of the run)", v.Count, v.EachS,
+		formatDuration(v.DurationS), share)
+	if v.AddedBytes > 0 {
+		row("", "holds %.1f GiB at a time, %.1f GiB above the training peak's activations", gib(v.PeakBytes), gib(v.AddedBytes))
+		return
+	}
+	row("", "holds %.1f GiB at a time, within the training peak", gib(v.PeakBytes))
 }

@@ -46,6 +46,8 @@ type Input struct {
 	// Forward: the stage runs the model forward over its TrainTokens, and
 	// trains nothing.
 	Forward bool
+	// Validation, when set, is the training stage's validations.
+	Validation *Validation
 }
 
 // Estimate is the prediction for one training stage. JSON keys are SI and
@@ -93,6 +95,10 @@ type Estimate struct {
 	// Goodput weighs the budget against failures and checkpoints; absent
 	// without a budget.
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// Validation is the stage's validations, counted in DurationS, the
+	// cost and the energy, and in Memory where they add to the peak;
+	// absent for a stage that runs none or has no budget.
+	Validation *ValidationEstimate `json:"validation,omitempty"`
 	// CommS is each parallel kind's communication per step;
 	// ExposedCommS the part not hidden behind compute.
 	CommS        Comm `json:"comm_s"`
@@ -139,6 +145,7 @@ func Compute(in Input) (*Estimate, error) {
 		return e, nil
 	}
 	e.Memory = j.memory()
+	j.addValidationMemory(&e.Memory)
 	j.time(e)
 	j.budget(e)
 	j.applyRuns(e)
@@ -169,6 +176,8 @@ type job struct {
 	links     *links
 	coeff     float64
 	calibrate map[string]bool
+	// validation is the validations' memory figures (addValidationMemory).
+	validation *ValidationEstimate
 }
 
 func newJob(in Input) (*job, error) {
@@ -369,7 +378,7 @@ func (j *job) budget(e *Estimate) {
 	case j.in.TrainSteps > 0:
 		e.Steps = j.in.TrainSteps
 	}
-	e.DurationS = float64(e.Steps) * e.StepTimeS
+	e.DurationS = float64(e.Steps)*e.StepTimeS + j.validationTime(e)
 	gpus := float64(j.l.WorldSize())
 	e.CostUSD = gpus * e.DurationS / 3600 * j.in.Hardware.CostPerGPUHour
 	e.EnergyKWh = j.power(e) * e.DurationS / 3.6e6

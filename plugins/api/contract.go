@@ -76,6 +76,14 @@ type EstimateInputs struct {
 	// CheckpointEvery names a number: the steps between checkpoints,
 	// whose writing the estimate counts against the run's goodput.
 	CheckpointEvery string
+	// EvalEvery names a number: the steps between validations, forward
+	// passes over held-out data; ValidData names the held-out data (any
+	// value). Where either is set the estimate counts the validations:
+	// one every EvalEvery steps (none between without it) and one after
+	// the last step, each over EvalBatches global batches (a number),
+	// DefaultEvalBatches where that is unset.
+	EvalEvery, EvalBatches, ValidData string
+	DefaultEvalBatches                int64
 }
 
 // Takes returns the stage type's declaration of the meta-argument name,

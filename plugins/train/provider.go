@@ -118,7 +118,8 @@ var contract = &api.StageContract{
 	MetaArguments: []api.MetaArgument{{Name: api.MetaHardware, Required: true}, {Name: api.MetaModel, Required: true},
 		{Name: api.MetaLayout, Required: true}},
 	Estimate: &api.EstimateInputs{Work: api.WorkTrain, TrainTokens: "train_tokens", Steps: "steps", Framework: "framework",
-		LoRA: "lora", GlobalBatch: "global_batch", CheckpointEvery: "checkpoint_every"},
+		LoRA: "lora", GlobalBatch: "global_batch", CheckpointEvery: "checkpoint_every",
+		EvalEvery: "eval_every", EvalBatches: "eval_batches", ValidData: "valid_data", DefaultEvalBatches: defaultEvalBatches},
 	Weights: []string{"base", "init"},
 }
 

@@ -1099,8 +1099,16 @@ type StageContract_EstimateInputs struct {
 	GlobalBatch string `protobuf:"bytes,6,opt,name=global_batch,json=globalBatch,proto3" json:"global_batch,omitempty"`
 	// checkpoint_every: a number, the steps between checkpoints.
 	CheckpointEvery string `protobuf:"bytes,7,opt,name=checkpoint_every,json=checkpointEvery,proto3" json:"checkpoint_every,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// eval_every: a number, the steps between validations; valid_data:
+	// the held-out data they read (any value). Where either is set the
+	// estimate counts the validations, each over eval_batches global
+	// batches (a number), default_eval_batches where that is unset.
+	EvalEvery          string `protobuf:"bytes,8,opt,name=eval_every,json=evalEvery,proto3" json:"eval_every,omitempty"`
+	EvalBatches        string `protobuf:"bytes,9,opt,name=eval_batches,json=evalBatches,proto3" json:"eval_batches,omitempty"`
+	ValidData          string `protobuf:"bytes,10,opt,name=valid_data,json=validData,proto3" json:"valid_data,omitempty"`
+	DefaultEvalBatches int64  `protobuf:"varint,11,opt,name=default_eval_batches,json=defaultEvalBatches,proto3" json:"default_eval_batches,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *StageContract_EstimateInputs) Reset() {
@@ -1180,6 +1188,34 @@ func (x *StageContract_EstimateInputs) GetCheckpointEvery() string {
 		return x.CheckpointEvery
 	}
 	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetEvalEvery() string {
+	if x != nil {
+		return x.EvalEvery
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetEvalBatches() string {
+	if x != nil {
+		return x.EvalBatches
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetValidData() string {
+	if x != nil {
+		return x.ValidData
+	}
+	return ""
+}
+
+func (x *StageContract_EstimateInputs) GetDefaultEvalBatches() int64 {
+	if x != nil {
+		return x.DefaultEvalBatches
+	}
+	return 0
 }
 
 type GetSchema_Request struct {
@@ -2207,7 +2243,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x1f.gpuflow.plugin.v1.Schema.BlockR\x05value:\x028\x01\x1a^\n" +
 	"\x0eContractsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x126\n" +
-	"\x05value\x18\x02 \x01(\v2 .gpuflow.plugin.v1.StageContractR\x05value:\x028\x01\"\x82\x04\n" +
+	"\x05value\x18\x02 \x01(\v2 .gpuflow.plugin.v1.StageContractR\x05value:\x028\x01\"\x95\x05\n" +
 	"\rStageContract\x12T\n" +
 	"\x0emeta_arguments\x18\x01 \x03(\v2-.gpuflow.plugin.v1.StageContract.MetaArgumentR\rmetaArguments\x12K\n" +
 	"\bestimate\x18\x02 \x01(\v2/.gpuflow.plugin.v1.StageContract.EstimateInputsR\bestimate\x12\x18\n" +
@@ -2215,7 +2251,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05files\x18\x04 \x03(\tR\x05files\x1a>\n" +
 	"\fMetaArgument\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
-	"\brequired\x18\x02 \x01(\bR\brequired\x1a\xdd\x01\n" +
+	"\brequired\x18\x02 \x01(\bR\brequired\x1a\xf0\x02\n" +
 	"\x0eEstimateInputs\x12\x12\n" +
 	"\x04work\x18\x01 \x01(\tR\x04work\x12!\n" +
 	"\ftrain_tokens\x18\x02 \x01(\tR\vtrainTokens\x12\x14\n" +
@@ -2223,7 +2259,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\tframework\x18\x04 \x01(\tR\tframework\x12\x12\n" +
 	"\x04lora\x18\x05 \x01(\tR\x04lora\x12!\n" +
 	"\fglobal_batch\x18\x06 \x01(\tR\vglobalBatch\x12)\n" +
-	"\x10checkpoint_every\x18\a \x01(\tR\x0fcheckpointEvery\"\xfe\x01\n" +
+	"\x10checkpoint_every\x18\a \x01(\tR\x0fcheckpointEvery\x12\x1d\n" +
+	"\n" +
+	"eval_every\x18\b \x01(\tR\tevalEvery\x12!\n" +
+	"\feval_batches\x18\t \x01(\tR\vevalBatches\x12\x1d\n" +
+	"\n" +
+	"valid_data\x18\n" +
+	" \x01(\tR\tvalidData\x120\n" +
+	"\x14default_eval_batches\x18\v \x01(\x03R\x12defaultEvalBatches\"\xfe\x01\n" +
 	"\fStageRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x127\n" +

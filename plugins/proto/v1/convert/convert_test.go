@@ -117,7 +117,8 @@ func TestSchemaRoundTrip(t *testing.T) {
 		Contracts: map[string]*api.StageContract{
 			"t": {MetaArguments: []api.MetaArgument{{Name: api.MetaHardware, Required: true}, {Name: api.MetaLayout}},
 				Estimate: &api.EstimateInputs{Work: api.WorkTrain, TrainTokens: "tokens", Steps: "steps", Framework: "framework",
-					LoRA: "lora", GlobalBatch: "global_batch", CheckpointEvery: "checkpoint_every"},
+					LoRA: "lora", GlobalBatch: "global_batch", CheckpointEvery: "checkpoint_every",
+					EvalEvery: "eval_every", EvalBatches: "eval_batches", ValidData: "valid_data", DefaultEvalBatches: 8},
 				Weights: []string{"base", "init"}, Files: []string{"questions", "generate.prompts"}},
 			"u": {},
 		},

@@ -40,7 +40,8 @@ func contractToProto(c *api.StageContract) *pluginv1.StageContract {
 	}
 	if e := c.Estimate; e != nil {
 		out.Estimate = &pluginv1.StageContract_EstimateInputs{Work: e.Work, TrainTokens: e.TrainTokens, Steps: e.Steps,
-			Framework: e.Framework, Lora: e.LoRA, GlobalBatch: e.GlobalBatch, CheckpointEvery: e.CheckpointEvery}
+			Framework: e.Framework, Lora: e.LoRA, GlobalBatch: e.GlobalBatch, CheckpointEvery: e.CheckpointEvery,
+			EvalEvery: e.EvalEvery, EvalBatches: e.EvalBatches, ValidData: e.ValidData, DefaultEvalBatches: e.DefaultEvalBatches}
 	}
 	return out
 }
@@ -52,7 +53,8 @@ func contractFromProto(c *pluginv1.StageContract) *api.StageContract {
 	}
 	if e := c.GetEstimate(); e != nil {
 		out.Estimate = &api.EstimateInputs{Work: e.GetWork(), TrainTokens: e.GetTrainTokens(), Steps: e.GetSteps(),
-			Framework: e.GetFramework(), LoRA: e.GetLora(), GlobalBatch: e.GetGlobalBatch(), CheckpointEvery: e.GetCheckpointEvery()}
+			Framework: e.GetFramework(), LoRA: e.GetLora(), GlobalBatch: e.GetGlobalBatch(), CheckpointEvery: e.GetCheckpointEvery(),
+			EvalEvery: e.GetEvalEvery(), EvalBatches: e.GetEvalBatches(), ValidData: e.GetValidData(), DefaultEvalBatches: e.GetDefaultEvalBatches()}
 	}
 	return out
 }
