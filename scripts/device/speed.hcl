@@ -1,4 +1,5 @@
-# One-GPU speed of gpuflow's trainer on a Llama-shaped model, bf16 or fp8:
+# One-GPU speed of gpuflow's trainer on a Llama-shaped model (or a GPT-2
+# one, activation = "gelu"), bf16, fp16 or fp8:
 # the Llama-3.2-1B shape by default, or a wider one (hidden 4096, ffn
 # 14336, as Llama 3 8B, with as many layers as fit one H200) to weigh fp8
 # against bf16. scripts/device/speed.sh plans and applies it.
@@ -38,6 +39,12 @@ variable "kv_heads" {
 variable "tied" {
   type    = bool
   default = true
+}
+
+variable "activation" {
+  type        = string
+  description = "swiglu (Llama) or gelu (GPT-2: LayerNorm, learned positions, biases; kv_heads = heads)."
+  default     = "swiglu"
 }
 
 variable "precision" {
@@ -107,7 +114,7 @@ model "llama" {
   vocab           = var.vocab
   seq_len         = var.seq_len
   tied_embeddings = var.tied
-  activation      = "swiglu"
+  activation      = var.activation
 }
 
 layout "one" {
