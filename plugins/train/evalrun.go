@@ -119,12 +119,13 @@ func prepareEval(req *api.ApplyRequest, opts Options) (*evalRun, api.Diagnostics
 	return run, diags
 }
 
-// evalProcesses: every rank holds the whole model, so the layout may only
-// replicate it (dp), on one node.
+// evalProcesses: the dp ranks each hold the whole model, or with fsdp =
+// true (or zero = 3) a share of its weights, and split the work; tensor,
+// pipeline and context parallelism are not theirs, nor a second node.
 func evalProcesses(l api.Layout, hw hardwareConfig, device string) (nodes, procs int, diags api.Diagnostics) {
 	if l.TP > 1 || l.PP > 1 || l.CP > 1 {
-		return 0, 0, api.Diagnostics{{Severity: api.Error, Summary: "Evaluation splits no model", Path: cty.GetAttrPath("layout"),
-			Detail: fmt.Sprintf("An eval stage holds the whole model on every rank and splits the work between ranks, so its layout sets dp alone; this one has tp = %d, pp = %d, cp = %d.", l.TP, l.PP, l.CP)}}
+		return 0, 0, api.Diagnostics{{Severity: api.Error, Summary: "Evaluation splits no layer", Path: cty.GetAttrPath("layout"),
+			Detail: fmt.Sprintf("An eval stage splits the work between its dp ranks, each holding the whole model or, with fsdp = true, a share of its weights; its layout sets dp (and fsdp) alone, but this one has tp = %d, pp = %d, cp = %d.", l.TP, l.PP, l.CP)}}
 	}
 	nodes, procs, diags = processes(l, hw, device)
 	if nodes > 1 {

@@ -1,12 +1,21 @@
 """gpuflow's evaluator for eval stages, one process per GPU (or CPU rank)
-under torchrun, each holding the whole model:
+under torchrun:
 
   python3 -m torch.distributed.run --standalone --nproc-per-node=N evaluate.py --config config.json
 
 config.json is written by plugins/train (eval.go: evalConfig). The ranks
-split the work (samples, questions, prompts) and sum or gather the results;
-rank 0 reports on stdout as the trainer does (report.py), with one "eval"
-event carrying the measures, and writes the answer files.
+split the work (samples, questions, prompts) round robin and sum or gather
+the results; rank 0 reports on stdout as the trainer does (report.py),
+with one "eval" event carrying the measures, and writes the answer files.
+
+Each rank holds the whole model, unless the layout shards the weights
+(fsdp = true, or zero = 3) over several ranks: each rank then holds 1/N
+of them, through FSDP2 (fully_shard per block and over the whole), which
+gathers a block's weights for its forward and frees them after. Every
+rank must then enter every gather as often as the others: each loop runs
+as many forwards on every rank as on the busiest (a rank with nothing
+left runs a one-token forward and drops it), and generation steps every
+rank until the prompts of every rank are done.
 
 Text never reaches this process: gpuflow tokenizes prompts and questions
 with the stage's tokenizer before the launch, and decodes completions
@@ -44,6 +53,7 @@ import config
 import hf
 import model as M
 import models
+import parallel
 from data import DataError, TokenShards
 from lora import add_adapters, is_adapter
 from report import Reporter, TrainerError
@@ -87,10 +97,15 @@ class Evaluator:
             torch.cuda.set_device(self.device)
             dist.init_process_group("nccl", device_id=self.device)
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        l = self.cfg.layout
+        self.sharded = (l.fsdp or l.zero >= 3) and self.world > 1
 
     def _load(self):
-        """The whole model on this rank: the weights (with a LoRA
-        checkpoint's adapters over its base), in bf16 on a GPU, fp32 on CPU."""
+        """The model: the weights (with a LoRA checkpoint's adapters over
+        its base), in bf16 on a GPU, fp32 on CPU; whole on this rank, or
+        its 1/N share when the layout shards it."""
+        if self.sharded:
+            return self._load_sharded()
         cfg = self.cfg
         with torch.device(self.device):
             m = M.Transformer(self.args)
@@ -104,11 +119,40 @@ class Evaluator:
             self._weights(m, cfg.weights, cfg.weights_format, lambda k: True)
         if not self.cpu:
             m.to(torch.bfloat16)
+        return self._ready(m, "whole on each")
+
+    def _load_sharded(self):
+        """The model made on the meta device in its compute dtype, sharded
+        over the ranks, then each rank's share of every weight read into
+        place (hf.load and DCP read shards), so no rank ever holds it whole."""
+        from torch.distributed.device_mesh import init_device_mesh
+        cfg = self.cfg
+        with torch.device("meta"):
+            m = M.Transformer(self.args)
+        lora = None
+        if cfg.base:
+            lora, adapters = read_adapters(cfg.weights)
+            add_adapters(m, lora)
+        dtype = torch.float32 if self.cpu else torch.bfloat16
+        m.to(dtype)
+        # As training shards at fsdp = true: each block's weights gathered
+        # for its forward and freed after it.
+        parallel.apply_fsdp(m, init_device_mesh(self.device.type, (self.world,)), True, compute_dtype=dtype)
+        m.to_empty(device=self.device)
+        if lora:
+            self._weights(m, cfg.base, cfg.base_format, lambda k: not is_adapter(k))
+            load_adapters(m, adapters, cfg.weights)
+            self.rep.log(f"LoRA adapters (rank {lora.rank}, targets {', '.join(lora.targets)}) from {cfg.weights} over {cfg.base}")
+        else:
+            self._weights(m, cfg.weights, cfg.weights_format, lambda k: True)
+        return self._ready(m, "sharded by FSDP2 over")
+
+    def _ready(self, m, held):
         m.init_buffers(self.device)  # the rotary table stays fp32
         m.eval()
         params = sum(p.numel() for k, p in m.named_parameters() if not is_adapter(k))
         self.rep.log(f"model: {params / 1e6:.1f}M parameters, "
-                     f"{'fp32 on CPU' if self.cpu else 'bf16'}, on {self.world} rank(s)")
+                     f"{'fp32 on CPU' if self.cpu else 'bf16'}, {held} of {self.world} rank(s)")
         return m
 
     def _weights(self, m, path, fmt, keep):
@@ -133,11 +177,14 @@ class Evaluator:
         n = shards.samples
         if self.cfg.max_tokens:
             n = min(n, max(1, self.cfg.max_tokens // seq))
-        mine = list(range(self.rank, n, self.world))
         batch = max(1, self.cfg.layout.micro_batch)
+        mine = list(range(self.rank, n, self.world))
+        batches = [mine[i:i + batch] for i in range(0, len(mine), batch)]
         sums = torch.zeros(2, dtype=torch.float64, device=self.device)
-        for i in range(0, len(mine), batch):
-            tokens = torch.from_numpy(np.stack([shards.sample(j) for j in mine[i:i + batch]])).to(self.device)
+        for rows in self._lockstep(batches, math.ceil(math.ceil(n / self.world) / batch)):
+            if rows is None:
+                continue
+            tokens = torch.from_numpy(np.stack([shards.sample(j) for j in rows])).to(self.device)
             self._check_vocab(tokens)
             logits = forward(self.model, tokens[:, :-1])
             sums[0] += F.cross_entropy(logits.flatten(0, 1).float(), tokens[:, 1:].flatten(), reduction="sum").double()
@@ -148,10 +195,36 @@ class Evaluator:
         return {"valid_loss": loss, "valid_perplexity": math.exp(min(loss, 700.0)), "valid_tokens": int(sums[1])}
 
     def _check_vocab(self, tokens):
-        top = int(tokens.max())
+        self._check_top(int(tokens.max()))
+
+    def _check_vocab_lists(self, lists):
+        """Checks questions or prompts whole, on every rank, before any
+        forward: a rank that stopped at its own would leave the others
+        waiting in a sharded model's gathers."""
+        self._check_top(max((max(ids) for ids in lists if ids), default=0))
+
+    def _check_top(self, top):
         if top >= self.args.vocab:
             raise TrainerError("Token beyond the vocabulary", f"The input holds token id {top}, but the model's vocab is {self.args.vocab}; "
                                "evaluate with the tokenizer the model was trained with.")
+
+    def _lockstep(self, mine, most):
+        """This rank's items; when the model is sharded, padded with None
+        to `most` (the busiest rank's count), each None a one-token forward
+        whose result is dropped, so that every rank enters FSDP2's gathers
+        as often as the others."""
+        for item in mine:
+            yield item
+        if not self.sharded:
+            return
+        for _ in range(most - len(mine)):
+            self._idle_forward()
+            yield None
+
+    def _idle_forward(self):
+        """A forward for its gathers alone: one token, result dropped. The
+        gathers move weights, whose shapes do not depend on the input."""
+        forward(self.model, torch.zeros((1, 1), dtype=torch.long, device=self.device))
 
     # -- multiple choice ---------------------------------------------------
 
@@ -159,10 +232,12 @@ class Evaluator:
     def choices(self):
         c = self.cfg.choices
         questions = read_jsonl(c.questions)
+        self._check_vocab_lists([q["context"] for q in questions] + [cont for q in questions for cont in q["continuations"]])
         scores = {}
-        for i in range(self.rank, len(questions), self.world):
-            q = questions[i]
-            scores[i] = self._loglikelihoods(q["context"], q["continuations"])
+        for i in self._lockstep(range(self.rank, len(questions), self.world), math.ceil(len(questions) / self.world)):
+            if i is not None:
+                q = questions[i]
+                scores[i] = self._loglikelihoods(q["context"], q["continuations"])
         every = gather(scores, self.world)
         if self.rank == 0:
             write_jsonl(c.scores, [{"loglikelihoods": every[i][0], "greedy": every[i][1]} for i in range(len(questions))])
@@ -178,7 +253,6 @@ class Evaluator:
         for k, r in enumerate(rows):
             tokens[k, :len(r)] = torch.tensor(r)
         tokens = tokens.to(self.device)
-        self._check_vocab(tokens)
         logp = F.log_softmax(forward(self.model, tokens).float(), dim=-1)
         lls, greedy = [], []
         for k, (r, cont) in enumerate(zip(rows, continuations)):
@@ -193,9 +267,16 @@ class Evaluator:
     def generate(self):
         g = self.cfg.generate
         prompts = read_jsonl(g.prompts)
+        self._check_vocab_lists([p["tokens"] for p in prompts])
         done = {}
-        for i in range(self.rank, len(prompts), self.world):
-            done[i] = self._complete(prompts[i]["tokens"], g, i)
+        for i in self._lockstep_prompts(len(prompts)):
+            c = Completion(prompts[i]["tokens"], g, self.args.seq_len, M.param_seed(self.cfg.seed, f"prompt{i}"))
+            while self._going(not c.finish):
+                if c.finish:
+                    self._idle_forward()
+                else:
+                    c.step(self.model, self.device)
+            done[i] = c.out, c.finish
         every = gather(done, self.world)
         if self.rank == 0:
             write_jsonl(g.completions, [{"tokens": every[i][0], "finish": every[i][1]} for i in range(len(prompts))])
@@ -203,26 +284,59 @@ class Evaluator:
         self.rep.log(f"generated {made} tokens for {len(prompts)} prompts")
         return {"prompts": len(prompts), "generated_tokens": made}
 
-    def _complete(self, prompt, g, index):
-        """New tokens after prompt (cut from the left to leave room for
-        max_new_tokens), and why they ended: "eos" or "length". The prompt
-        runs once, then each new token alone against the key-value cache."""
-        seq, new = self.args.seq_len, g.max_new_tokens
-        tokens = list(prompt[-max(1, seq - new):])
-        gen = torch.Generator().manual_seed(M.param_seed(self.cfg.seed, f"prompt{index}"))
-        cache, fed = M.KVCache(), 0
-        out = []
-        while len(out) < new and len(tokens) < seq:
-            t = torch.tensor([tokens[fed:]], device=self.device)
-            self._check_vocab(t)
-            logits = forward(self.model, t, start=fed, cache=cache)
-            fed = len(tokens)
-            nxt = pick(logits[0, -1].float().cpu(), g.temperature, g.top_p, gen)
-            out.append(nxt)
-            tokens.append(nxt)
-            if nxt in g.stop:
-                return out, "eos"
-        return out, "length"
+    def _lockstep_prompts(self, count):
+        """This rank's prompts; when the model is sharded, every rank
+        takes part in as many rounds as the busiest, a rank with no prompt
+        left idling through the others' completions."""
+        mine = range(self.rank, count, self.world)
+        yield from mine
+        if not self.sharded:
+            return
+        for _ in range(math.ceil(count / self.world) - len(mine)):
+            while self._going(False):
+                self._idle_forward()
+
+    def _going(self, mine):
+        """Whether to run another forward: while this rank's completion
+        goes on, and when the model is sharded, while any rank's does (one
+        flag summed over the ranks per new token)."""
+        if not self.sharded:
+            return mine
+        flag = torch.tensor([int(mine)], device=self.device)
+        dist.all_reduce(flag)
+        return bool(flag.item())
+
+
+class Completion:
+    """One prompt's new tokens (cut from the left to leave room for
+    max_new_tokens), and why they ended: finish is "eos" or "length", ""
+    while it goes on. The prompt runs once, then each new token alone
+    against the key-value cache."""
+
+    def __init__(self, prompt, g, seq_len, seed):
+        self.g, self.seq = g, seq_len
+        self.tokens = list(prompt[-max(1, seq_len - g.max_new_tokens):])
+        self.gen = torch.Generator().manual_seed(seed)
+        self.cache, self.fed = M.KVCache(), 0
+        self.out, self.finish = [], ""
+        self._check_length()
+
+    def step(self, model, device):
+        """Runs the tokens not yet fed and picks the next."""
+        t = torch.tensor([self.tokens[self.fed:]], device=device)
+        logits = forward(model, t, start=self.fed, cache=self.cache)
+        self.fed = len(self.tokens)
+        nxt = pick(logits[0, -1].float().cpu(), self.g.temperature, self.g.top_p, self.gen)
+        self.out.append(nxt)
+        self.tokens.append(nxt)
+        if nxt in self.g.stop:
+            self.finish = "eos"
+        else:
+            self._check_length()
+
+    def _check_length(self):
+        if len(self.out) >= self.g.max_new_tokens or len(self.tokens) >= self.seq:
+            self.finish = "length"
 
 
 def forward(m, tokens, start=0, cache=None):
@@ -291,6 +405,9 @@ def read_adapters(checkpoint):
 
 @torch.no_grad()
 def load_adapters(m, tensors, where):
+    """Copies each adapter into m, or this rank's shard of it where m is
+    sharded."""
+    from torch.distributed.tensor import DTensor
     wanted = {k: p for k, p in m.named_parameters() if is_adapter(k)}
     missing = sorted(set(wanted) - set(tensors))
     if missing:
@@ -298,7 +415,9 @@ def load_adapters(m, tensors, where):
     for k, p in wanted.items():
         if tuple(tensors[k].shape) != tuple(p.shape):
             raise TrainerError("Adapters do not fit the model", f"{k} in {where} is {list(tensors[k].shape)}, the model's {list(p.shape)}.")
-        p.copy_(tensors[k])
+        offset, shape = hf.local_box(p)
+        mine = tensors[k][tuple(slice(o, o + n) for o, n in zip(offset, shape))]
+        (p.to_local() if isinstance(p, DTensor) else p).copy_(mine)
 
 
 def gather(mine, world):

@@ -4,8 +4,9 @@ cache picks the tokens generation without it picks, and, where
 transformers is installed, an evaluation through torchrun on CPU ranks
 (fp32) whose loss, choice scores and greedy completions match
 transformers' own on the same model and tokens (a Llama, and a Mistral
-whose sliding window is shorter than the prompts). Run from the
-repository root:
+whose sliding window is shorter than the prompts), and the same
+evaluation with the weights sharded over two CPU ranks (fsdp = true)
+against one rank holding them whole. Run from the repository root:
 
   python3 -m unittest discover -s plugins/train/trainer/tests -v
 """
@@ -149,6 +150,30 @@ def make_model(folder, family="LlamaConfig", **extra):
     return model.eval()
 
 
+def eval_config(work, folder):
+    """The evaluation of the model in folder as plugins/train writes it,
+    with the questions, prompts and answers in work."""
+    with open(os.path.join(HERE, "testdata", "eval.json")) as f:
+        cfg = json.load(f)
+    cfg.update(weights=folder, data=[work + "/valid"])
+    cfg["model"]["hf"] = folder
+    cfg["choices"] = {"questions": work + "/questions.jsonl", "scores": work + "/scores.jsonl"}
+    cfg["generate"].update(prompts=work + "/prompts.jsonl", completions=work + "/completions.jsonl")
+    return cfg
+
+
+def run_evaluator(cfg, path, nproc):
+    """evaluate.py under torchrun on nproc CPU ranks; its eval event."""
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={nproc}",
+                          os.path.join(TRAINER, "evaluate.py"), "--config", path], capture_output=True, text=True, timeout=300)
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode != 0:
+        raise AssertionError(f"evaluator failed ({out.returncode}): {out.stderr[-3000:]}\n{events[-3:]}")
+    return next(e["eval"] for e in events if e["event"] == "eval")
+
+
 @unittest.skipUnless(HAVE_TRANSFORMERS, "needs transformers")
 class AgainstTransformersTest(unittest.TestCase):
     """evaluate.py on CPU ranks (fp32) against transformers' fp32."""
@@ -169,22 +194,8 @@ class AgainstTransformersTest(unittest.TestCase):
         E.write_jsonl(cls.work + "/questions.jsonl", cls.questions)
         cls.prompts = [rng.integers(0, 128, size=5).tolist() for _ in range(3)]
         E.write_jsonl(cls.work + "/prompts.jsonl", [{"tokens": p} for p in cls.prompts])
-        with open(os.path.join(HERE, "testdata", "eval.json")) as f:
-            cfg = json.load(f)  # as plugins/train writes it, with this test's files
-        work = cls.work
-        cfg.update(weights=folder, data=[work + "/valid"])
-        cfg["model"]["hf"] = folder
-        cfg["choices"] = {"questions": work + "/questions.jsonl", "scores": work + "/scores.jsonl"}
-        cfg["generate"].update(prompts=work + "/prompts.jsonl", completions=work + "/completions.jsonl")
-        path = cls.work + "/config.json"
-        with open(path, "w") as f:
-            json.dump(cfg, f)
-        out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=2",
-                              os.path.join(TRAINER, "evaluate.py"), "--config", path], capture_output=True, text=True, timeout=300)
-        events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-        if out.returncode != 0:
-            raise AssertionError(f"evaluator failed ({out.returncode}): {out.stderr[-3000:]}\n{events[-3:]}")
-        cls.result = next(e["eval"] for e in events if e["event"] == "eval")
+        cfg = eval_config(cls.work, folder)
+        cls.result = run_evaluator(cfg, cls.work + "/config.json", 2)
 
     @torch.no_grad()
     def test_loss_matches(self):
@@ -222,6 +233,57 @@ class WindowedAgainstTransformersTest(AgainstTransformersTest):
     transformers' generate keeps its own window of keys and values."""
 
     FAMILY = ("MistralConfig", {"sliding_window": 4})
+
+
+@unittest.skipUnless(HAVE_TRANSFORMERS, "needs transformers")
+class ShardedTest(unittest.TestCase):
+    """The evaluation of one model on one CPU rank holding it whole, and on
+    two ranks that each hold half of it (fsdp = true): the same loss,
+    choice scores and sampled completions. The ranks' shares are uneven
+    (5 samples in micro-batches of 2, 5 questions, 7 prompts), and the
+    completions stop at different lengths (one token in twelve ends one),
+    so every loop runs forwards on a rank that has nothing left."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp()
+        folder = os.path.join(cls.work, "model")
+        make_model(folder)
+        rng = np.random.default_rng(5)
+        write_shard(cls.work + "/valid", [rng.integers(0, 128, size=5 * SEQ + 1)])
+        E.write_jsonl(cls.work + "/questions.jsonl", [
+            {"context": rng.integers(0, 128, size=int(rng.integers(3, 40))).tolist(),
+             "continuations": [rng.integers(0, 128, size=int(rng.integers(1, 5))).tolist() for _ in range(3)]} for _ in range(5)])
+        E.write_jsonl(cls.work + "/prompts.jsonl", [{"tokens": rng.integers(0, 128, size=int(rng.integers(1, 9))).tolist()} for _ in range(7)])
+        cls.runs = {}
+        for name, ranks, fsdp in (("whole", 1, False), ("sharded", 2, True)):
+            work = os.path.join(cls.work, name)
+            os.makedirs(work)
+            cfg = eval_config(cls.work, folder)
+            cfg["choices"]["scores"] = work + "/scores.jsonl"
+            cfg["generate"].update(completions=work + "/completions.jsonl", max_new_tokens=10, temperature=0.8, top_p=0.9,
+                                   stop=list(range(0, 128, 12)))
+            cfg["layout"].update(dp=ranks, fsdp=fsdp, global_batch=2 * ranks)
+            result = run_evaluator(cfg, work + "/config.json", ranks)
+            cls.runs[name] = (result, E.read_jsonl(work + "/scores.jsonl"), E.read_jsonl(work + "/completions.jsonl"))
+
+    def test_loss_matches(self):
+        whole, sharded = self.runs["whole"][0], self.runs["sharded"][0]
+        self.assertEqual(sharded["valid_tokens"], whole["valid_tokens"])
+        self.assertAlmostEqual(sharded["valid_loss"], whole["valid_loss"], delta=1e-5 * whole["valid_loss"])
+
+    def test_choice_scores_match(self):
+        whole, sharded = self.runs["whole"][1], self.runs["sharded"][1]
+        self.assertEqual(len(sharded), 5)
+        for w, s in zip(whole, sharded):
+            self.assertEqual(s["greedy"], w["greedy"])
+            for a, b in zip(s["loglikelihoods"], w["loglikelihoods"]):
+                self.assertAlmostEqual(a, b, delta=1e-5)
+
+    def test_completions_are_token_identical(self):
+        whole, sharded = self.runs["whole"][2], self.runs["sharded"][2]
+        self.assertEqual(sharded, whole)
+        self.assertGreater(len({len(c["tokens"]) for c in whole}), 1, "the test wants completions of different lengths")
 
 
 if __name__ == "__main__":
