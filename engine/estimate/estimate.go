@@ -141,7 +141,7 @@ func Compute(in Input) (*Estimate, error) {
 	if in.Forward {
 		j.computeForward(e)
 		e.Calibrated = j.calibratedList()
-		e.Findings = memoryFindings(e)
+		e.Findings = forwardFindings(e)
 		return e, nil
 	}
 	e.Memory = j.memory()

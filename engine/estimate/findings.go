@@ -113,6 +113,18 @@ func (j *job) dataOnNetwork() bool {
 }
 
 func memoryFindings(e *Estimate) []layout.Finding {
+	return capacityFindings(e, "lower micro_batch, recompute more, raise the zero stage, or add tp or pp")
+}
+
+// forwardFindings: forward-only work has no recomputation, tensor or
+// pipeline parallelism to turn to, only its batch and the weights' sharding.
+func forwardFindings(e *Estimate) []layout.Finding {
+	return capacityFindings(e, "lower micro_batch, or shard the weights over the ranks with fsdp = true")
+}
+
+// capacityFindings: an error where the peak exceeds the GPU's memory,
+// naming what to change, a warning near it.
+func capacityFindings(e *Estimate, remedy string) []layout.Finding {
 	total, capacity := float64(e.Memory.Total), float64(e.MemoryCapacityBytes)
 	if capacity <= 0 {
 		return nil
@@ -120,8 +132,7 @@ func memoryFindings(e *Estimate) []layout.Finding {
 	switch {
 	case total > capacity:
 		return []layout.Finding{{Rule: "memory-over-100", Severity: layout.SeverityError, Field: "micro_batch",
-			Message: fmt.Sprintf("the most loaded GPU needs %.1f GiB but has %.1f GiB; lower micro_batch, recompute more, raise the zero stage, or add tp or pp.",
-				total/gib, capacity/gib)}}
+			Message: fmt.Sprintf("the most loaded GPU needs %.1f GiB but has %.1f GiB; %s.", total/gib, capacity/gib, remedy)}}
 	case total > memoryWarnFraction*capacity:
 		return []layout.Finding{warn("memory-over-90", "micro_batch",
 			"the most loaded GPU needs %.1f GiB of %.1f GiB (%.0f%%), leaving little room for fragmentation; lower micro_batch or recompute more.",
