@@ -270,7 +270,7 @@ class Evaluator:
         self._check_vocab_lists([p["tokens"] for p in prompts])
         done = {}
         for i in self._lockstep_prompts(len(prompts)):
-            c = Completion(prompts[i]["tokens"], g, self.args.seq_len, M.param_seed(self.cfg.seed, f"prompt{i}"))
+            c = Completion(prompts[i]["tokens"], g, self.args, M.param_seed(self.cfg.seed, f"prompt{i}"))
             while self._going(not c.finish):
                 if c.finish:
                     self._idle_forward()
@@ -313,11 +313,15 @@ class Completion:
     while it goes on. The prompt runs once, then each new token alone
     against the key-value cache."""
 
-    def __init__(self, prompt, g, seq_len, seed):
-        self.g, self.seq = g, seq_len
-        self.tokens = list(prompt[-max(1, seq_len - g.max_new_tokens):])
+    def __init__(self, prompt, g, args, seed):
+        self.g, self.seq = g, args.seq_len
+        self.tokens = list(prompt[-max(1, args.seq_len - g.max_new_tokens):])
         self.gen = torch.Generator().manual_seed(seed)
-        self.cache, self.fed = M.KVCache(), 0
+        # Every layer's cache made now: FSDP2 hands a sharded model's
+        # forward a copy of its dict inputs, so an entry made on first use
+        # would land in the copy; the copy shares these.
+        self.cache = M.KVCache({str(i): M.LayerCache() for i in range(args.layers)})
+        self.fed = 0
         self.out, self.finish = [], ""
         self._check_length()
 
