@@ -6,7 +6,8 @@ transformers is installed, an evaluation through torchrun on CPU ranks
 transformers' own on the same model and tokens (a Llama, and a Mistral
 whose sliding window is shorter than the prompts), and the same
 evaluation with the weights sharded over two CPU ranks (fsdp = true)
-against one rank holding them whole. Run from the repository root:
+against one rank holding them whole, of a model and of LoRA adapters over
+it. Run from the repository root:
 
   python3 -m unittest discover -s plugins/train/trainer/tests -v
 """
@@ -245,6 +246,10 @@ class ShardedTest(unittest.TestCase):
     so every loop runs forwards on a rank that has nothing left."""
 
     @classmethod
+    def edit(cls, cfg):
+        """Changes the evaluation both runs make (ShardedLoRATest's)."""
+
+    @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp()
         folder = os.path.join(cls.work, "model")
@@ -264,6 +269,7 @@ class ShardedTest(unittest.TestCase):
             cfg["generate"].update(completions=work + "/completions.jsonl", max_new_tokens=10, temperature=0.8, top_p=0.9,
                                    stop=list(range(0, 128, 12)))
             cfg["layout"].update(dp=ranks, fsdp=fsdp, global_batch=2 * ranks)
+            cls.edit(cfg)
             result = run_evaluator(cfg, work + "/config.json", ranks)
             cls.runs[name] = (result, E.read_jsonl(work + "/scores.jsonl"), E.read_jsonl(work + "/completions.jsonl"))
 
@@ -284,6 +290,27 @@ class ShardedTest(unittest.TestCase):
         whole, sharded = self.runs["whole"][2], self.runs["sharded"][2]
         self.assertEqual(sharded, whole)
         self.assertGreater(len({len(c["tokens"]) for c in whole}), 1, "the test wants completions of different lengths")
+
+
+class ShardedLoRATest(ShardedTest):
+    """The same over a LoRA fine-tune's adapters (on q_proj and v_proj,
+    random, so that they change every figure), each rank reading its share
+    of them beside its share of the base."""
+
+    @classmethod
+    def edit(cls, cfg):
+        from safetensors.torch import save_file
+        path = os.path.join(cls.work, E.ADAPTERS_FILE)
+        if not os.path.exists(path):
+            g = torch.Generator().manual_seed(9)
+            tensors = {}
+            for layer in range(2):
+                for proj, out in (("q_proj", 64), ("v_proj", 32)):
+                    at = f"layers.{layer}.attention.{proj}"
+                    tensors[at + ".lora_a.weight"] = torch.randn(4, 64, generator=g) * 0.3
+                    tensors[at + ".lora_b.weight"] = torch.randn(out, 4, generator=g) * 0.3
+            save_file(tensors, path, metadata={"rank": "4", "alpha": "8", "targets": "q_proj,v_proj"})
+        cfg.update(base=cfg["weights"], base_format="hf", weights=path, weights_format="checkpoint")
 
 
 if __name__ == "__main__":
