@@ -37,9 +37,15 @@ func resolveFolder(m *dsl.Model, dir string) (model.Shape, hcl.Diagnostics) {
 	}
 	s := c.Shape()
 	s.From = *spec.From
-	diags := contradictions(m, s)
+	diags := contradictions(m, s, c)
 	if spec.SeqLen != nil {
 		s.SeqLen = *spec.SeqLen
+	}
+	if c.GPT2() && s.SeqLen > c.MaxPositionEmbeddings {
+		diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Sequence longer than the position table",
+			Detail: fmt.Sprintf("GPT-2 learns one position embedding per position, and the folder's table has n_positions = %d rows; seq_len is %d. Set seq_len to at most %d.",
+				c.MaxPositionEmbeddings, s.SeqLen, c.MaxPositionEmbeddings),
+			Subject: rangeOr(m.Ranges, "seq_len", *from)})
 	}
 	if diags.HasErrors() {
 		return s, diags
@@ -48,14 +54,15 @@ func resolveFolder(m *dsl.Model, dir string) (model.Shape, hcl.Diagnostics) {
 }
 
 // contradictions reports each shape argument that disagrees with
-// config.json, at its own line.
-func contradictions(m *dsl.Model, s model.Shape) hcl.Diagnostics {
+// config.json, at its own line, naming the file's key for it.
+func contradictions(m *dsl.Model, s model.Shape, c *hf.Config) hcl.Diagnostics {
 	spec := m.Spec
 	var diags hcl.Diagnostics
-	check := func(name, key string, set bool, given, want any) {
+	check := func(name string, set bool, given, want any) {
 		if !set || given == want {
 			return
 		}
+		key := c.Key(name)
 		diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Model argument contradicts config.json",
 			Detail: fmt.Sprintf("%s = %v, but the folder's config.json has %s = %v. Remove %s: a model read from a folder takes its shape from config.json.",
 				name, given, key, want, name),
@@ -67,17 +74,17 @@ func contradictions(m *dsl.Model, s model.Shape) hcl.Diagnostics {
 		}
 		return *p
 	}
-	check("layers", "num_hidden_layers", spec.Layers != nil, intOf(spec.Layers), s.Layers)
-	check("hidden", "hidden_size", spec.Hidden != nil, intOf(spec.Hidden), s.Hidden)
-	check("ffn_hidden", "intermediate_size", spec.FFNHidden != nil, intOf(spec.FFNHidden), s.FFNHidden)
-	check("heads", "num_attention_heads", spec.Heads != nil, intOf(spec.Heads), s.Heads)
-	check("kv_heads", "num_key_value_heads", spec.KVHeads != nil, intOf(spec.KVHeads), s.KVHeads)
-	check("vocab", "vocab_size", spec.Vocab != nil, intOf(spec.Vocab), s.Vocab)
+	check("layers", spec.Layers != nil, intOf(spec.Layers), s.Layers)
+	check("hidden", spec.Hidden != nil, intOf(spec.Hidden), s.Hidden)
+	check("ffn_hidden", spec.FFNHidden != nil, intOf(spec.FFNHidden), s.FFNHidden)
+	check("heads", spec.Heads != nil, intOf(spec.Heads), s.Heads)
+	check("kv_heads", spec.KVHeads != nil, intOf(spec.KVHeads), s.KVHeads)
+	check("vocab", spec.Vocab != nil, intOf(spec.Vocab), s.Vocab)
 	if spec.TiedEmbeddings != nil {
-		check("tied_embeddings", "tie_word_embeddings", true, *spec.TiedEmbeddings, s.TiedEmbeddings)
+		check("tied_embeddings", true, *spec.TiedEmbeddings, s.TiedEmbeddings)
 	}
 	if spec.Activation != nil {
-		check("activation", "hidden_act (silu)", true, *spec.Activation, s.Activation)
+		check("activation", true, *spec.Activation, s.Activation)
 	}
 	return diags
 }

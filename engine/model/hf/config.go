@@ -18,7 +18,15 @@ import (
 const ConfigFile = "config.json"
 
 // Architectures gpuflow's trainer reproduces, by their config.json name.
-var Architectures = []string{"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"}
+var Architectures = []string{"GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"}
+
+// gpt2 is GPT-2's class: GELU, LayerNorm, learned positions, and
+// config.json keys of its own (GPT2Config's n_embd, n_layer, ...).
+const gpt2 = "GPT2LMHeadModel"
+
+// gpt2Activations are GELU's tanh approximation under transformers'
+// names, which GPT-2 was trained with and the trainer builds.
+var gpt2Activations = []string{"gelu_new", "gelu_pytorch_tanh", "gelu_fast"}
 
 // rope types the trainer computes: plain rotary and Llama 3.1's scaling.
 var ropeTypes = []string{"default", "llama3"}
@@ -39,7 +47,7 @@ type Config struct {
 	HeadDim               int      `json:"head_dim"`
 	VocabSize             int      `json:"vocab_size"`
 	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
-	TieWordEmbeddings     bool     `json:"tie_word_embeddings"`
+	TieWordEmbeddings     *bool    `json:"tie_word_embeddings"`
 	HiddenAct             string   `json:"hidden_act"`
 	AttentionBias         bool     `json:"attention_bias"`
 	MLPBias               bool     `json:"mlp_bias"`
@@ -48,6 +56,20 @@ type Config struct {
 	Dtype          string    `json:"dtype"`
 	RopeScaling    *ropeSpec `json:"rope_scaling"`
 	RopeParameters *ropeSpec `json:"rope_parameters"`
+	gpt2Config
+}
+
+// gpt2Config is GPT2Config's names for the shape. A GPT-2 config.json
+// has no hidden_size or intermediate_size; ReadConfig copies these into
+// the common fields.
+type gpt2Config struct {
+	NEmbd              int     `json:"n_embd"`
+	NLayer             int     `json:"n_layer"`
+	NHead              int     `json:"n_head"`
+	NPositions         int     `json:"n_positions"`
+	NInner             *int    `json:"n_inner"`
+	ActivationFunction *string `json:"activation_function"`
+	LayerNormEpsilon   float64 `json:"layer_norm_epsilon"`
 }
 
 // ropeSpec is rope_scaling (or rope_parameters): its type under either
@@ -71,6 +93,9 @@ func ReadConfig(dir string) (*Config, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("%s is not valid JSON: %v", path, err)
 	}
+	if c.GPT2() {
+		c.fromGPT2()
+	}
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -83,6 +108,44 @@ func (c *Config) Architecture() string {
 		return ""
 	}
 	return c.Architectures[0]
+}
+
+// GPT2 reports whether config.json describes a GPT-2.
+func (c *Config) GPT2() bool {
+	return c.Architecture() == gpt2
+}
+
+// fromGPT2 fills the common fields from GPT2Config's keys and defaults:
+// n_inner null is 4 * n_embd, activation_function gelu_new, the
+// embeddings tied.
+func (c *Config) fromGPT2() {
+	g := c.gpt2Config
+	c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.MaxPositionEmbeddings = g.NEmbd, g.NLayer, g.NHead, g.NPositions
+	c.IntermediateSize = 4 * g.NEmbd
+	if g.NInner != nil {
+		c.IntermediateSize = *g.NInner
+	}
+	c.HiddenAct = gpt2Activations[0]
+	if g.ActivationFunction != nil {
+		c.HiddenAct = *g.ActivationFunction
+	}
+}
+
+// Tied reports whether the output projection is the token embedding:
+// tie_word_embeddings, which defaults to true in GPT-2 and false else.
+func (c *Config) Tied() bool {
+	if c.TieWordEmbeddings == nil {
+		return c.GPT2()
+	}
+	return *c.TieWordEmbeddings
+}
+
+// Activation is the language's name for the model's MLP.
+func (c *Config) Activation() string {
+	if c.GPT2() {
+		return model.ActivationGELU
+	}
+	return model.ActivationSwiGLU
 }
 
 // DType is the weights' storage type, bfloat16 when not stated.
@@ -136,14 +199,15 @@ func (c *Config) Window() int { return c.Windowing.Span(c.Architecture()) }
 func (c *Config) WindowLayers() int { return c.Windowing.Layers(c.Architecture(), c.NumHiddenLayers) }
 
 // QKVBias reports whether the q, k and v projections carry a bias:
-// always in Qwen2, with attention_bias in Llama and Mistral.
+// always in Qwen2 and GPT-2, with attention_bias in Llama and Mistral.
 func (c *Config) QKVBias() bool {
-	return c.Architecture() == "Qwen2ForCausalLM" || c.AttentionBias
+	return c.Architecture() == "Qwen2ForCausalLM" || c.GPT2() || c.AttentionBias
 }
 
-// OutputBias reports whether o_proj carries a bias (Llama's attention_bias).
+// OutputBias reports whether o_proj carries a bias: always in GPT-2, with
+// Llama's attention_bias.
 func (c *Config) OutputBias() bool {
-	return c.Architecture() != "Qwen2ForCausalLM" && c.AttentionBias
+	return c.GPT2() || (c.Architecture() != "Qwen2ForCausalLM" && c.AttentionBias)
 }
 
 // Shape is the model's shape; its sequence length is the longest the model
@@ -152,8 +216,8 @@ func (c *Config) Shape() model.Shape {
 	return model.Shape{
 		Layers: c.NumHiddenLayers, Hidden: c.HiddenSize, FFNHidden: c.IntermediateSize,
 		Heads: c.NumAttentionHeads, KVHeads: c.KVHeads(), Vocab: c.VocabSize,
-		SeqLen: c.MaxPositionEmbeddings, TiedEmbeddings: c.TieWordEmbeddings,
-		Activation: model.ActivationSwiGLU, Architecture: c.Architecture(),
+		SeqLen: c.MaxPositionEmbeddings, TiedEmbeddings: c.Tied(),
+		Activation: c.Activation(), Architecture: c.Architecture(),
 		Window: c.Window(), WindowLayers: c.WindowLayers(),
 	}
 }
@@ -168,17 +232,18 @@ func (c *Config) check() error {
 		return fmt.Errorf("architecture %s is not one gpuflow can train; it trains %s", arch, strings.Join(Architectures, ", "))
 	}
 	for _, f := range []struct {
-		name string
-		v    int
-	}{{"num_hidden_layers", c.NumHiddenLayers}, {"hidden_size", c.HiddenSize}, {"intermediate_size", c.IntermediateSize},
-		{"num_attention_heads", c.NumAttentionHeads}, {"vocab_size", c.VocabSize}, {"max_position_embeddings", c.MaxPositionEmbeddings}} {
+		key string
+		v   int
+	}{{"layers", c.NumHiddenLayers}, {"hidden", c.HiddenSize}, {"ffn_hidden", c.IntermediateSize},
+		{"heads", c.NumAttentionHeads}, {"vocab", c.VocabSize}, {"positions", c.MaxPositionEmbeddings}} {
 		if f.v <= 0 {
-			return fmt.Errorf("%s must be a positive whole number, not %d", f.name, f.v)
+			return fmt.Errorf("%s must be a positive whole number, not %d", c.Key(f.key), f.v)
 		}
 	}
+	if err := c.checkActivation(); err != nil {
+		return err
+	}
 	switch {
-	case c.HiddenAct != "silu":
-		return fmt.Errorf("hidden_act %q is not supported; gpuflow's trainer builds SwiGLU feed-forward layers (silu)", c.HiddenAct)
 	case c.HeadWidth()*c.NumAttentionHeads != c.HiddenSize:
 		return fmt.Errorf("head_dim %d times num_attention_heads %d is not hidden_size %d; gpuflow's trainer needs heads that split the hidden size", c.HeadWidth(), c.NumAttentionHeads, c.HiddenSize)
 	case c.MLPBias:
@@ -187,6 +252,40 @@ func (c *Config) check() error {
 		return fmt.Errorf("rope type %q is not supported; gpuflow's trainer computes %s rotary positions", c.RopeType(), strings.Join(ropeTypes, " and "))
 	case !slices.Contains(dtypes, c.DType()):
 		return fmt.Errorf("dtype %q is not supported; the weights must be stored as %s", c.DType(), strings.Join(dtypes, ", "))
+	}
+	return nil
+}
+
+// keys are config.json's names for the shape, by the model argument or
+// quantity they give, for Llama-style files and for GPT-2's.
+var keys = map[string][2]string{
+	"layers": {"num_hidden_layers", "n_layer"}, "hidden": {"hidden_size", "n_embd"},
+	"ffn_hidden": {"intermediate_size", "n_inner"}, "heads": {"num_attention_heads", "n_head"},
+	"kv_heads": {"num_key_value_heads", "n_head"}, "vocab": {"vocab_size", "vocab_size"},
+	"positions": {"max_position_embeddings", "n_positions"}, "tied_embeddings": {"tie_word_embeddings", "tie_word_embeddings"},
+	"activation": {"hidden_act", "activation_function"},
+}
+
+// Key is config.json's name for a model argument (layers, hidden, ...).
+func (c *Config) Key(arg string) string {
+	k := keys[arg]
+	if c.GPT2() {
+		return k[1]
+	}
+	return k[0]
+}
+
+// checkActivation refuses an MLP the trainer does not build: SwiGLU (silu)
+// for the Llama family, GELU's tanh approximation for GPT-2.
+func (c *Config) checkActivation() error {
+	if c.GPT2() {
+		if !slices.Contains(gpt2Activations, c.HiddenAct) {
+			return fmt.Errorf("activation_function %q is not supported; gpuflow's trainer builds GPT-2 with GELU's tanh approximation (%s)", c.HiddenAct, strings.Join(gpt2Activations, ", "))
+		}
+		return nil
+	}
+	if c.HiddenAct != "silu" {
+		return fmt.Errorf("hidden_act %q is not supported; gpuflow's trainer builds SwiGLU feed-forward layers (silu)", c.HiddenAct)
 	}
 	return nil
 }

@@ -74,7 +74,10 @@ func TestFolders(t *testing.T) {
 		"tensor_dtype":      "is stored as F64; the trainer reads BF16, F16 and F32",
 		"no_weights":        "has neither model.safetensors nor model.safetensors.index.json",
 		"config_dtype":      `dtype "int8" is not supported`,
-		"architecture":      "architecture GPTNeoXForCausalLM is not one gpuflow can train; it trains LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM",
+		"architecture":      "architecture GPTNeoXForCausalLM is not one gpuflow can train; it trains GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM",
+		"gpt2":              "",
+		"gpt2_conv1d":       "transformer.h.0.attn.c_attn.weight in model.safetensors has shape [24, 8], but config.json implies [8, 24]",
+		"gpt2_activation":   `activation_function "relu" is not supported`,
 		"rope_type":         `rope type "yarn" is not supported`,
 		"absent":            "has no config.json, so it is not a Hugging Face model folder",
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Weight file names, as transformers writes them.
@@ -123,7 +124,7 @@ func readHeader(path string) (map[string]tensorInfo, error) {
 
 func checkTensors(want map[string][]int64, found map[string]tensorInfo, where map[string]string) error {
 	for _, name := range slices.Sorted(maps.Keys(want)) {
-		t, ok := found[name]
+		t, ok := lookup(found, name)
 		if !ok {
 			return fmt.Errorf("no safetensors file holds %s, which config.json's architecture needs", name)
 		}
@@ -135,6 +136,19 @@ func checkTensors(want map[string][]int64, found map[string]tensorInfo, where ma
 		}
 	}
 	return nil
+}
+
+// lookup finds a tensor under its name, or under the name without its
+// first component (transformer., model.), as a checkpoint saved from the
+// model without its output head names it; GPT-2's own files do, and the
+// trainer reads both.
+func lookup(found map[string]tensorInfo, name string) (tensorInfo, bool) {
+	if t, ok := found[name]; ok {
+		return t, true
+	}
+	_, base, _ := strings.Cut(name, ".")
+	t, ok := found[base]
+	return t, ok
 }
 
 func shapeText(s []int64) string {
@@ -151,10 +165,13 @@ func shapeText(s []int64) string {
 // Tensors are the tensor names and shapes config.json implies, under
 // transformers' names.
 func (c *Config) Tensors() map[string][]int64 {
+	if c.GPT2() {
+		return c.gpt2Tensors()
+	}
 	h, ffn, vocab := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.VocabSize)
 	q, kv := int64(c.NumAttentionHeads*c.HeadWidth()), int64(c.KVHeads()*c.HeadWidth())
 	out := map[string][]int64{"model.embed_tokens.weight": {vocab, h}, "model.norm.weight": {h}}
-	if !c.TieWordEmbeddings {
+	if !c.Tied() {
 		out["lm_head.weight"] = []int64{vocab, h}
 	}
 	for i := range c.NumHiddenLayers {
@@ -176,6 +193,28 @@ func (c *Config) Tensors() map[string][]int64 {
 		if c.OutputBias() {
 			out[p+"self_attn.o_proj.bias"] = []int64{h}
 		}
+	}
+	return out
+}
+
+// gpt2Tensors are GPT-2's tensors: its linear layers are Conv1D, stored
+// [in, out], and c_attn holds q, k and v side by side.
+func (c *Config) gpt2Tensors() map[string][]int64 {
+	h, ffn, vocab := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.VocabSize)
+	out := map[string][]int64{"transformer.wte.weight": {vocab, h}, "transformer.wpe.weight": {int64(c.MaxPositionEmbeddings), h},
+		"transformer.ln_f.weight": {h}, "transformer.ln_f.bias": {h}}
+	if !c.Tied() {
+		out["lm_head.weight"] = []int64{vocab, h}
+	}
+	for i := range c.NumHiddenLayers {
+		p := fmt.Sprintf("transformer.h.%d.", i)
+		for _, ln := range []string{"ln_1", "ln_2"} {
+			out[p+ln+".weight"], out[p+ln+".bias"] = []int64{h}, []int64{h}
+		}
+		out[p+"attn.c_attn.weight"], out[p+"attn.c_attn.bias"] = []int64{h, 3 * h}, []int64{3 * h}
+		out[p+"attn.c_proj.weight"], out[p+"attn.c_proj.bias"] = []int64{h, h}, []int64{h}
+		out[p+"mlp.c_fc.weight"], out[p+"mlp.c_fc.bias"] = []int64{h, ffn}, []int64{ffn}
+		out[p+"mlp.c_proj.weight"], out[p+"mlp.c_proj.bias"] = []int64{ffn, h}, []int64{h}
 	}
 	return out
 }
