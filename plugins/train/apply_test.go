@@ -356,7 +356,6 @@ func TestApplyFailsClearly(t *testing.T) {
 		"several nodes": {name: "ok", body: func(b *stageBody) { b.dp, b.global = 8, 16 },
 			want: []string{"Multi-node training needs a cluster executor"}, wantIn: "2 nodes"},
 		"context parallelism": {name: "ok", body: func(b *stageBody) { b.cp = 2 }, want: []string{"Trainer rule cp-needs-gpus: Context parallelism not supported by the trainer"}},
-		"a GELU model":        {name: "ok", body: func(b *stageBody) { b.activation = "gelu" }, want: []string{"Trainer rule swiglu-only: Model family not supported by the trainer"}},
 		"fp8 with LoRA reaches the base model's check": {name: "ok", body: func(b *stageBody) {
 			b.precision = "fp8"
 			b.lora = cty.ObjectVal(map[string]cty.Value{"rank": n(8), "alpha": n(16), "targets": cty.ListVal([]cty.Value{cty.StringVal("q_proj")}), "dropout": cty.NullVal(cty.Number)})

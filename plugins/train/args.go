@@ -85,7 +85,11 @@ func decodeArgs(c cty.Value) (stageArgs, api.Diagnostics) {
 // readArgs reads what the body holds over the defaults.
 func readArgs(c cty.Value) (stageArgs, api.Diagnostics) {
 	args := defaultArgs()
-	return args, sdk.Decode(c, &args)
+	diags := sdk.Decode(c, &args)
+	if args.Model.Activation == activationGELU {
+		args.Model.Architecture = gpt2Architecture // GELU is GPT-2 in gpuflow's trainer
+	}
+	return args, diags
 }
 
 // metaValues are the meta-arguments as the body holds them.

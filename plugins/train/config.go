@@ -89,11 +89,14 @@ type modelConfig struct {
 }
 
 // A model from a preset is a Llama 3 style model: rotary base and RMSNorm
-// epsilon as Llama 3's config.json has them.
+// epsilon as Llama 3's config.json has them. One with activation "gelu"
+// is a GPT-2, whose LayerNorm epsilon is the same.
 const (
 	presetArchitecture = "LlamaForCausalLM"
 	presetRopeTheta    = 500000.0
 	presetNormEps      = 1e-5
+	gpt2Architecture   = "GPT2LMHeadModel"
+	activationGELU     = "gelu"
 )
 
 type loraConfig struct {

@@ -22,7 +22,8 @@ var trainerTestdata = filepath.Join("trainer", "tests", "testdata")
 
 // trainerConfigs are the trainer tests' configs: the run of a tiny model
 // they train (pretrain.json), a finetune of it with every field set
-// (config.json), and an evaluation of a Hugging Face folder on CPU ranks
+// (config.json), a tiny GPT-2's run and LoRA finetune (gpt2.json,
+// gpt2_lora.json), and an evaluation of a Hugging Face folder on CPU ranks
 // (eval.json), whose tests put their own files in. Counts are the
 // plugin's own.
 func trainerConfigs(t *testing.T) map[string]any {
@@ -44,13 +45,20 @@ func trainerConfigs(t *testing.T) map[string]any {
 	every.LoRA = &loraConfig{Rank: 8, Alpha: 16, Targets: []string{"q_proj", "v_proj"}, Dropout: 0.05}
 	every.Base, every.BaseFormat, every.Merge = "base", formatCheckpoint, true
 	every.ExportHF, every.ExportPEFT, every.ExportTokenizer = "export/hf", "export/peft", "tokenizer"
-	for _, c := range []*runConfig{&pretrain, &every} {
+	gpt2 := pretrain
+	gpt2.Stage = "pretrain.gpt2"
+	gpt2.Model = modelConfig{Layers: 2, Hidden: 128, FFNHidden: 512, Heads: 4, KVHeads: 4, Vocab: 512, SeqLen: 64, TiedEmbeddings: true,
+		Activation: activationGELU, Architecture: gpt2Architecture, RopeTheta: presetRopeTheta, NormEps: presetNormEps}
+	gpt2LoRA := gpt2
+	gpt2LoRA.Stage, gpt2LoRA.Type, gpt2LoRA.Base, gpt2LoRA.BaseFormat = "finetune.gpt2", "finetune", "base", formatCheckpoint
+	gpt2LoRA.LoRA = &loraConfig{Rank: 4, Alpha: 8, Targets: []string{"all-linear"}}
+	for _, c := range []*runConfig{&pretrain, &every, &gpt2, &gpt2LoRA} {
 		if diags := countModel(c); diags.HasErrors() {
 			t.Fatal(diags)
 		}
 	}
 	every.Model.HF = "model" // the trainer's folder, counted as a preset: the counts read no window from it
-	return map[string]any{"pretrain.json": pretrain, "config.json": every, "eval.json": evalConfig{Stage: "eval.test",
+	return map[string]any{"pretrain.json": pretrain, "config.json": every, "gpt2.json": gpt2, "gpt2_lora.json": gpt2LoRA, "eval.json": evalConfig{Stage: "eval.test",
 		Model: modelConfig{Layers: 2, Hidden: 64, FFNHidden: 128, Heads: 4, KVHeads: 2, Vocab: 128, SeqLen: 32, Activation: "swiglu",
 			Architecture: presetArchitecture, RopeTheta: presetRopeTheta, NormEps: presetNormEps, HF: "model"},
 		Layout: api.Layout{TP: 1, PP: 1, DP: 2, CP: 1, VP: 1, MicroBatch: 2, GlobalBatch: 4, Recompute: "none", Precision: "bf16"},

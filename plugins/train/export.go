@@ -135,8 +135,12 @@ func nameShards(dir string, m exportManifestData) error {
 }
 
 // hfConfig is the exported config.json: the source folder's, with the
-// storage type of the export, or a Llama's for a model from a preset.
+// storage type of the export, or a Llama's (a GPT-2's for activation
+// "gelu") for a model from a preset.
 func hfConfig(c runConfig, dtype string) (map[string]any, error) {
+	if c.Model.HF == "" && c.Model.Activation == activationGELU {
+		return presetGPT2Config(c.Model, dtype), nil
+	}
 	if c.Model.HF == "" {
 		return presetConfig(c.Model, dtype), nil
 	}
@@ -167,6 +171,20 @@ func presetConfig(m modelConfig, dtype string) map[string]any {
 		"vocab_size": m.Vocab, "max_position_embeddings": m.SeqLen, "hidden_act": "silu",
 		"rms_norm_eps": m.NormEps, "rope_theta": m.RopeTheta, "rope_scaling": nil,
 		"tie_word_embeddings": m.TiedEmbeddings, "attention_bias": false, "mlp_bias": false,
+		"initializer_range": 0.02, "torch_dtype": dtype, "use_cache": true,
+	}
+}
+
+// presetGPT2Config describes a GPT-2 built from a preset the way
+// transformers' GPT2Config does; its position table has seq_len rows, and
+// dropout is off, as the trainer trained it.
+func presetGPT2Config(m modelConfig, dtype string) map[string]any {
+	return map[string]any{
+		"architectures": []string{gpt2Architecture}, "model_type": "gpt2",
+		"n_embd": m.Hidden, "n_inner": m.FFNHidden, "n_layer": m.Layers, "n_head": m.Heads,
+		"n_positions": m.SeqLen, "n_ctx": m.SeqLen, "vocab_size": m.Vocab, "activation_function": "gelu_new",
+		"layer_norm_epsilon": m.NormEps, "tie_word_embeddings": m.TiedEmbeddings, "scale_attn_weights": true,
+		"attn_pdrop": 0.0, "embd_pdrop": 0.0, "resid_pdrop": 0.0,
 		"initializer_range": 0.02, "torch_dtype": dtype, "use_cache": true,
 	}
 }
@@ -248,7 +266,40 @@ func finishPEFT(c runConfig, dir string) error {
 		"init_lora_weights": true, "modules_to_save": nil, "use_rslora": false, "use_dora": false,
 		"layers_to_transform": nil, "layers_pattern": nil, "rank_pattern": map[string]any{}, "alpha_pattern": map[string]any{},
 	}
+	if c.Model.Activation == activationGELU {
+		gpt2PEFT(cfg, *c.LoRA)
+	}
 	return writeJSON(filepath.Join(dir, peftConfigFile), cfg)
+}
+
+// gpt2Modules are GPT-2's names for the trainer's linear layers, each
+// with its parent so that attn.c_proj and mlp.c_proj stay apart; q, k and
+// v are the one Conv1D attn.c_attn.
+var gpt2Modules = map[string]string{"q_proj": "attn.c_attn", "k_proj": "attn.c_attn", "v_proj": "attn.c_attn",
+	"o_proj": "attn.c_proj", "up_proj": "mlp.c_fc", "down_proj": "mlp.c_proj"}
+
+// gpt2PEFT sets a GPT-2 adapter's config: GPT-2's modules, whose weights
+// are stored [in, out] (fan_in_fan_out), and for n > 1 of q, k and v
+// adapted, c_attn's rank n*r and alpha n*alpha: the trainer writes their
+// adapters as one of rank n*r (A's rows stacked, B block-diagonal), whose
+// scaling must stay alpha / r.
+func gpt2PEFT(cfg map[string]any, l loraConfig) {
+	set, fused := map[string]bool{}, 0
+	for _, t := range peftTargets(l.Targets) {
+		m, ok := gpt2Modules[t] // all-linear's gate_proj is not in GPT-2
+		if !ok {
+			continue
+		}
+		set[m] = true
+		if m == "attn.c_attn" {
+			fused++
+		}
+	}
+	cfg["target_modules"], cfg["fan_in_fan_out"] = slices.Sorted(maps.Keys(set)), true
+	if fused > 1 {
+		cfg["rank_pattern"] = map[string]any{"c_attn": fused * l.Rank}
+		cfg["alpha_pattern"] = map[string]any{"c_attn": float64(fused) * l.Alpha}
+	}
 }
 
 // loraAliases are the trainer's short target names (trainer/lora.py).

@@ -29,8 +29,10 @@ func TestExports(t *testing.T) {
 		from   string
 		export map[string]string
 		lora   bool
-		golden []string // files compared with testdata/export/NAME/FILE
-		files  []string // every file the exported folder must hold
+		// activation is the model's; empty for swiglu.
+		activation string
+		golden     []string // files compared with testdata/export/NAME/FILE
+		files      []string // every file the exported folder must hold
 	}{
 		"pretrain from a folder": {stage: "pretrain", from: "hfmodel", export: map[string]string{"hf": "out/hf"},
 			golden: []string{"config.json", "generation_config.json", "model.safetensors.index.json"},
@@ -42,6 +44,13 @@ func TestExports(t *testing.T) {
 				"model.safetensors.index.json"}},
 		"finetune adapters": {stage: "finetune", from: "hfmodel", export: map[string]string{"peft": "out/peft"}, lora: true,
 			golden: []string{"adapter_config.json"}, files: []string{"adapter_config.json", "adapter_model.safetensors"}},
+		// q and v of GPT-2 are one Conv1D, c_attn: one adapter of rank 2r.
+		"pretrain a GPT-2 preset": {stage: "pretrain", export: map[string]string{"hf": "out/hf"}, activation: "gelu",
+			golden: []string{"config.json", "generation_config.json"},
+			files: []string{"config.json", "generation_config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+				"model.safetensors.index.json"}},
+		"finetune GPT-2 adapters": {stage: "finetune", from: "gpt2model", export: map[string]string{"peft": "out/peft"}, lora: true,
+			activation: "gelu", golden: []string{"adapter_config.json"}, files: []string{"adapter_config.json", "adapter_model.safetensors"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -49,6 +58,9 @@ func TestExports(t *testing.T) {
 			dir := t.TempDir()
 			writeShard(t, filepath.Join(dir, "data", "train-00000"))
 			body := defaultBody(cty.StringVal("data/train-00000"))
+			if tc.activation != "" {
+				body.activation = tc.activation
+			}
 			if tc.from != "" {
 				copyDir(t, filepath.Join("testdata", tc.from), filepath.Join(dir, tc.from))
 				body.from = tc.from
@@ -72,7 +84,7 @@ func TestExports(t *testing.T) {
 				if got := resp.Outputs[kind]; got.AsString() != out {
 					t.Errorf("outputs.%s = %s, want %s", kind, got.GoString(), out)
 				}
-				checkExport(t, out, dir, filepath.Join("testdata", "export", strings.ReplaceAll(name, " ", "_")), tc.files, tc.golden)
+				checkExport(t, out, dir, filepath.Join("testdata", "export", strings.ReplaceAll(strings.ReplaceAll(name, " ", "_"), "-", "")), tc.files, tc.golden)
 			}
 		})
 	}

@@ -157,7 +157,7 @@ func TestRuleTable(t *testing.T) {
 func TestRuleTableRules(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range combinations() {
-		f := stageFacts(modelConfig{TiedEmbeddings: c["tied"].(bool), Activation: "gelu"}, layoutOf(c), c["lora"].(bool), c["device"].(string))
+		f := stageFacts(modelConfig{TiedEmbeddings: c["tied"].(bool), Activation: "swiglu"}, layoutOf(c), c["lora"].(bool), c["device"].(string))
 		for _, r := range f.refusals() {
 			seen[r.Name] = true
 		}

@@ -1,7 +1,7 @@
 #!/bin/bash
 # gpuflow's Hugging Face interchange on a GPU machine, in one call:
-# random-weight Llama 3.1, Llama 3.2 (tied), Qwen2 (tied and not) and
-# Mistral folders made with transformers; gpuflow's logits against
+# random-weight Llama 3.1, Llama 3.2 (tied), Qwen2 (tied and not),
+# Mistral and GPT-2 (tied and not) folders made with transformers; gpuflow's logits against
 # transformers' (fp32 CPU, fp32 and bf16 GPU); what each rank reads when
 # loading (gpuflow's loader and DCP's HuggingFaceStorageReader); load and
 # export under CPU-rank layouts 1, dp2 (FSDP), tp2, pp2 and tp2 x pp2
@@ -60,7 +60,7 @@ run() {
 }
 throttle() { while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-10}" ]; do sleep 1; done; }
 
-for arch in qwen2 llama3.1; do
+for arch in qwen2 llama3.1 gpt2; do
 	for l in "1" "dp2 -var dp=2" "tp2 -var tp=2" "pp2 -var pp=2" "tp2pp2 -var tp=2 -var pp=2"; do
 		throttle; run $arch load $l &
 	done

@@ -1,7 +1,8 @@
 """Checks gpuflow's Hugging Face interchange against transformers and PEFT
 on small random-weight models made on the spot (AutoConfig-style configs,
-from_config, save_pretrained), one per supported architecture, and
-Mistral and Qwen2 with sliding windows shorter than the sequence.
+from_config, save_pretrained), one per supported architecture (GPT-2 tied
+and untied among them, whose LoRA export PEFT loads onto its fused c_attn),
+and Mistral and Qwen2 with sliding windows shorter than the sequence.
 
   python3 hf_check.py make WORK              models, data, a tokenizer
   python3 hf_check.py logits WORK TRAINER    gpuflow's forward vs transformers'
@@ -29,6 +30,10 @@ SEQ = 32
 TOL = {"fp32": 1e-4, "bf16": 3e-2}
 SMALL = dict(hidden_size=64, intermediate_size=160, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
              vocab_size=256, max_position_embeddings=256)
+# GPT-2 of the same size, under GPT2Config's names; dropout off so that
+# a training step is the same in both.
+GPT2_SMALL = dict(n_embd=64, n_inner=160, n_layer=4, n_head=4, vocab_size=256, n_positions=256, activation_function="gelu_new",
+                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
 LLAMA31_ROPE = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                 "original_max_position_embeddings": 64}
 ARCHS = {
@@ -42,6 +47,8 @@ ARCHS = {
     "mistral-window": ("MistralConfig", dict(SMALL, rms_norm_eps=1e-5, rope_theta=10000.0, sliding_window=8, tie_word_embeddings=False)),
     "qwen2-window": ("Qwen2Config", dict(SMALL, rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=False, use_sliding_window=True,
                                          sliding_window=8, max_window_layers=2)),
+    "gpt2": ("GPT2Config", dict(GPT2_SMALL, tie_word_embeddings=True)),
+    "gpt2-untied": ("GPT2Config", dict(GPT2_SMALL, tie_word_embeddings=False)),
 }
 
 
@@ -55,6 +62,8 @@ def make_config(cls_name, kw):
     import transformers
     cls = getattr(transformers, cls_name)
     kw = dict(kw)
+    if cls_name == "GPT2Config":  # learned positions: no rotary settings
+        return cls(**kw)
     rope, theta = kw.pop("rope", None), kw.pop("rope_theta")
     if "rope_parameters" in inspect.signature(cls.__init__).parameters:
         kw["rope_parameters"] = dict(rope or {"rope_type": "default"}, rope_theta=theta)
@@ -90,7 +99,7 @@ def cmd_make(a):
         model = AutoModelForCausalLM.from_config(make_config(cls, kw), dtype=torch.float32)
         with torch.no_grad():  # biases and norms away from their zero and one starts
             for n, p in model.named_parameters():
-                if n.endswith(".bias") or "norm" in n:
+                if n.endswith(".bias") or "norm" in n or ".ln_" in n:
                     p.add_(torch.randn_like(p) * 0.1)
         model.save_pretrained(folder, max_shard_size="200KB")
         make_tokenizer(folder, kw["vocab_size"])
@@ -111,11 +120,16 @@ def model_section(hf, folder):
     """The model section of the trainer's config.json for a Hugging Face
     folder, as plugins/train writes it (config.py's ModelConfig)."""
     import config as C
-    return C.from_dict(C.ModelConfig, {
-        "layers": hf["num_hidden_layers"], "hidden": hf["hidden_size"], "ffn_hidden": hf["intermediate_size"],
-        "heads": hf["num_attention_heads"], "kv_heads": hf.get("num_key_value_heads") or hf["num_attention_heads"],
-        "vocab": hf["vocab_size"], "seq_len": SEQ, "tied_embeddings": hf.get("tie_word_embeddings", False),
-        "activation": "swiglu", "architecture": hf["architectures"][0], "rope_theta": 500000.0, "norm_eps": 1e-5, "hf": folder})
+    if hf["architectures"][0] == "GPT2LMHeadModel":
+        shape = {"layers": hf["n_layer"], "hidden": hf["n_embd"], "ffn_hidden": hf.get("n_inner") or 4 * hf["n_embd"],
+                 "heads": hf["n_head"], "kv_heads": hf["n_head"], "tied_embeddings": hf.get("tie_word_embeddings", True),
+                 "activation": "gelu"}
+    else:
+        shape = {"layers": hf["num_hidden_layers"], "hidden": hf["hidden_size"], "ffn_hidden": hf["intermediate_size"],
+                 "heads": hf["num_attention_heads"], "kv_heads": hf.get("num_key_value_heads") or hf["num_attention_heads"],
+                 "tied_embeddings": hf.get("tie_word_embeddings", False), "activation": "swiglu"}
+    return C.from_dict(C.ModelConfig, dict(shape, vocab=hf["vocab_size"], seq_len=SEQ, architecture=hf["architectures"][0],
+                                           rope_theta=500000.0, norm_eps=1e-5, hf=folder))
 
 
 def gpuflow_model(trainer, folder, device, dtype):

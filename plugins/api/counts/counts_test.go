@@ -66,9 +66,27 @@ func TestAttentionFLOPsCountTheWindow(t *testing.T) {
 	}
 }
 
+// gpt2 is GPT-2's smallest shape, 124,439,808 parameters as
+// transformers' GPT2LMHeadModel builds it (the output tied).
+var gpt2 = Shape{Layers: 12, Hidden: 768, FFNHidden: 3072, Heads: 12, KVHeads: 12, Vocab: 50257, SeqLen: 1024, TiedEmbeddings: true, GELU: true}
+
+func TestGPT2Counts(t *testing.T) {
+	t.Parallel()
+	all, err := AdaptersPerLayer(gpt2, 8, []string{"all-linear"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{"params": Count(gpt2).Total(gpt2.Layers), "all-linear per layer": all}
+	// q, k, v and o 768+768 each, up and down 768+3072 each: no gate.
+	want := map[string]float64{"params": 124_439_808, "all-linear per layer": 8 * (4*1536 + 2*3840)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+}
+
 func TestAdaptersPerLayerRefuses(t *testing.T) {
 	t.Parallel()
-	gpt := Shape{Layers: 12, Hidden: 768, FFNHidden: 3072, Heads: 12, KVHeads: 12, Vocab: 50257, SeqLen: 1024, GELU: true}
+	gpt := gpt2
 	for name, tc := range map[string]struct {
 		shape   Shape
 		rank    int

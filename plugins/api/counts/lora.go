@@ -22,8 +22,17 @@ func TargetName(t string) string {
 
 // ExpandTargets spells out "all-linear" as every linear layer.
 func ExpandTargets(ts []string) []string {
+	return expandFor(Shape{}, ts)
+}
+
+// expandFor spells out "all-linear" as every linear layer of s: a GELU
+// (GPT-2) MLP has no gate.
+func expandFor(s Shape, ts []string) []string {
 	for _, t := range ts {
 		if t == "all-linear" || t == "all_linear" {
+			if s.GELU {
+				return []string{"q", "k", "v", "o", "up", "down"}
+			}
 			return []string{"q", "k", "v", "o", "gate", "up", "down"}
 		}
 	}
@@ -46,7 +55,7 @@ func AdaptersPerLayer(s Shape, rank int, targets []string) (float64, error) {
 	}
 	seen := map[string]bool{}
 	var sum float64
-	for _, t := range ExpandTargets(targets) {
+	for _, t := range expandFor(s, targets) {
 		name := TargetName(t)
 		d, ok := dims[name]
 		if !ok {

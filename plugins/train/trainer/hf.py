@@ -21,6 +21,8 @@ import time
 import torch
 import torch.distributed as dist
 
+from models.slot import hf_box, hf_shape, slot
+
 PARTIAL = ".partial"
 MANIFEST = "gpuflow-export.json"
 SHARD_BYTES = 5 * 2**30
@@ -71,20 +73,32 @@ def load(folder, parts, to_hf, keep):
         for fqn, p in part.named_parameters():
             if not keep(fqn):
                 continue
-            key = to_hf(fqn)
-            if key not in wm:
-                raise FolderError(f"no safetensors file in {folder} holds {key}, which parameter {fqn} needs")
+            s = slot(to_hf(fqn))
+            key = _stored_key(s.key, wm)
+            if key is None:
+                raise FolderError(f"no safetensors file in {folder} holds {s.key}, which parameter {fqn} needs")
             if wm[key] not in handles:
                 handles[wm[key]] = safe_open(os.path.join(folder, wm[key]), framework="pt", device="cpu")
             sl = handles[wm[key]].get_slice(key)
-            if tuple(sl.get_shape()) != tuple(p.shape):
-                raise FolderError(f"{key} in {wm[key]} has shape {list(sl.get_shape())}, but the model's {fqn} is {list(p.shape)}")
+            want = hf_shape(s, tuple(p.shape))
+            if tuple(sl.get_shape()) != want:
+                raise FolderError(f"{key} in {wm[key]} has shape {list(sl.get_shape())}, but the model's {fqn} needs {list(want)}")
             offset, shape = local_box(p)
-            t = sl[tuple(slice(o, o + s) for o, s in zip(offset, shape))]
-            (p.to_local() if isinstance(p, DTensor) else p).copy_(t)
+            t = sl[hf_box(s, tuple(p.shape), offset, shape)]
+            (p.to_local() if isinstance(p, DTensor) else p).copy_(t.t() if s.transposed else t)
             read += t.numel() * t.element_size()
-            total += _numel(sl.get_shape()) * t.element_size()
+            total += _numel(p.shape) * t.element_size()
     return read, total
+
+
+def _stored_key(key, wm):
+    """key as the folder stores it: whole, or without the first component
+    (transformer., model.), as a checkpoint saved from the model without
+    its output head names it (GPT-2's own files do)."""
+    if key in wm:
+        return key
+    base = key.split(".", 1)[-1]
+    return base if base in wm else None
 
 
 def _numel(shape):
@@ -182,9 +196,20 @@ def export_model(folder, parts, to_hf, keep, dtype, is_writer, stage):
     """Writes the model's weights under transformers' names (collective)."""
     tmp = begin(folder)
     writer = ShardWriter(tmp, f"stage-{stage:03d}") if is_writer else None
+    fused = {}
     for fqn, full in gathered(parts, keep):
+        s = slot(to_hf(fqn))
+        t = full.to(DTYPES[dtype]).cpu()
+        t = t.t() if s.transposed else t
+        if s.parts > 1:
+            # A block of a fused tensor (GPT-2's c_attn) waits for the others.
+            blocks = fused.setdefault(s.key, {})
+            blocks[s.part] = t
+            if len(blocks) < s.parts:
+                continue
+            t = torch.cat([fused.pop(s.key)[i] for i in range(s.parts)], dim=-1 if s.transposed else 0)
         if writer:
-            writer.add(to_hf(fqn), full.to(DTYPES[dtype]).cpu().contiguous())
+            writer.add(s.key, t.contiguous())
     if writer:
         writer.flush()
     finish(tmp, writer, dtype)
@@ -205,17 +230,14 @@ def adapters_at_rank0(parts, is_writer):
     return {fqn: t for d in every for fqn, t in d.items()}
 
 
-def export_adapters(folder, adapters, module_to_hf):
-    """Writes LoRA adapters (adapters_at_rank0's) under PEFT's names, in
-    fp32 as PEFT keeps them, as one file (collective; rank 0 writes)."""
+def export_adapters(folder, adapters, peft_tensors):
+    """Writes LoRA adapters (adapters_at_rank0's) under PEFT's names (the
+    family's peft_tensors), in fp32 as PEFT keeps them, as one file
+    (collective; rank 0 writes)."""
     from safetensors.torch import save_file
     tmp = begin(folder)
     if dist.get_rank() == 0:
-        tensors = {}
-        for fqn, t in adapters.items():
-            module, which = fqn.rsplit(".lora_", 1)
-            ab = "lora_A" if which.startswith("a") else "lora_B"
-            tensors[f"base_model.model.{module_to_hf(module)}.{ab}.weight"] = t.float().contiguous()
+        tensors = {k: t.float().contiguous() for k, t in peft_tensors(adapters).items()}
         save_file(tensors, os.path.join(tmp, "adapter_model.safetensors"), metadata={"format": "pt"})
         manifest = {"files": {"adapter_model.safetensors": sorted(tensors)},
                     "size_bytes": sum(t.numel() * 4 for t in tensors.values()), "dtype": "float32"}

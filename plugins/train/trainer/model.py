@@ -1,9 +1,16 @@
-"""A Llama-family decoder in plain PyTorch: token embedding, pre-norm blocks
-of grouped-query attention with rotary positions and a SwiGLU MLP, RMSNorm,
-and an output projection (or the embedding, when tied). Llama, Qwen2 and
-Mistral are all this decoder; what sets them apart (rotary base and
-scaling, norm epsilon, biases on the attention projections) is in
-ModelArgs, read from their config.json by models/<family>.
+"""A decoder in plain PyTorch: token embedding, pre-norm blocks of
+attention and an MLP, a final norm, and an output projection (or the
+embedding, when tied). ModelArgs.activation picks one of two families:
+
+- "swiglu", the Llama family: grouped-query attention with rotary
+  positions, a SwiGLU MLP (gate, up, down), RMSNorm. Llama, Qwen2 and
+  Mistral are all this decoder; what sets them apart (rotary base and
+  scaling, norm epsilon, biases on the attention projections) is in
+  ModelArgs, read from their config.json by models/<family>.
+- "gelu", GPT-2: learned position embeddings added to the token
+  embedding, a two-matrix MLP (up, down) with GELU's tanh approximation
+  between (GPT-2's "gelu_new"), LayerNorm with bias, and a bias on every
+  linear layer but the output projection.
 
 Rotary positions use the half-split layout (the first half of a head's
 dimensions pairs with the second), as Hugging Face's checkpoints are
@@ -20,7 +27,8 @@ the sequence is full causal attention, and runs as such.
 
 For generation, Transformer.forward takes a KVCache: the prompt runs
 once, then one token at a time against each layer's cached keys and
-values (a windowed layer keeps only those within its window).
+values (a windowed layer keeps only those within its window), GPT-2's
+learned positions starting where the cache ends.
 
 Module names follow Hugging Face's Llama (q_proj ... down_proj) so LoRA
 targets read the same, and layers live in a ModuleDict keyed by their index,
@@ -57,10 +65,19 @@ class ModelArgs:
     norm_eps: float = 1e-5
     qkv_bias: bool = False  # biases on q, k and v (Qwen2; Llama's attention_bias)
     o_bias: bool = False  # a bias on o (Llama's attention_bias)
+    # "swiglu" (the Llama family) or "gelu" (GPT-2), as the language names them.
+    activation: str = "swiglu"
+    # Rows of GPT-2's learned position table (its n_positions); 0 for
+    # rotary positions.
+    positions: int = 0
     # Sliding-window attention: the span in tokens (a token and the
     # window-1 before it), 0 for none, and the layers it applies to.
     window: int = 0
     windowed_layers: tuple = ()
+
+    @property
+    def gpt(self):
+        return self.activation == "gelu"
 
     def layer_window(self, i):
         """Layer i's window, 0 where it attends over the whole sequence."""
@@ -74,8 +91,16 @@ class ModelArgs:
     def from_config(cls, m):
         """The trainer's model section of config.json (a config.ModelConfig):
         the shape, and a preset's rotary base and norm epsilon."""
-        return cls(layers=m.layers, hidden=m.hidden, ffn_hidden=m.ffn_hidden, heads=m.heads, kv_heads=m.kv_heads or m.heads,
-                   vocab=m.vocab, seq_len=m.seq_len, tied_embeddings=m.tied_embeddings, rope_theta=m.rope_theta, norm_eps=m.norm_eps)
+        a = cls(layers=m.layers, hidden=m.hidden, ffn_hidden=m.ffn_hidden, heads=m.heads, kv_heads=m.kv_heads or m.heads,
+                vocab=m.vocab, seq_len=m.seq_len, tied_embeddings=m.tied_embeddings, rope_theta=m.rope_theta, norm_eps=m.norm_eps)
+        return gpt(a) if m.activation == "gelu" else a
+
+
+def gpt(a: ModelArgs, positions=None):
+    """a as GPT-2 builds it: biases on q, k, v and o, and a learned
+    position table of `positions` rows (a's seq_len when not given)."""
+    import dataclasses
+    return dataclasses.replace(a, activation="gelu", qkv_bias=True, o_bias=True, positions=positions or a.seq_len)
 
 
 def inv_frequencies(a: ModelArgs):
@@ -132,8 +157,11 @@ class Attention(nn.Module):
         generating."""
         b, s, _ = x.shape
         # -1 heads: under tensor parallelism each rank holds heads/tp of them.
-        q = apply_rope(self.q_proj(x).view(b, s, -1, self.head_dim), rope).transpose(1, 2)
-        k = apply_rope(self.k_proj(x).view(b, s, -1, self.head_dim), rope).transpose(1, 2)
+        q = self.q_proj(x).view(b, s, -1, self.head_dim)
+        k = self.k_proj(x).view(b, s, -1, self.head_dim)
+        if rope is not None:  # None in GPT-2, whose positions are in the embedding
+            q, k = apply_rope(q, rope), apply_rope(k, rope)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = self.v_proj(x).view(b, s, -1, self.head_dim).transpose(1, 2)
         o = self.attend(q, k, v, band) if cache is None else self.attend_cached(q, k, v, band, cache)
         return self.o_proj(o.transpose(1, 2).reshape(b, s, -1))
@@ -221,6 +249,26 @@ class FeedForward(nn.Module):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
+class GeluFeedForward(nn.Module):
+    """GPT-2's MLP: up (c_fc) and down (c_proj), both with a bias, GELU's
+    tanh approximation between, as GPT-2 was trained with."""
+
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.up_proj = nn.Linear(a.hidden, a.ffn_hidden, bias=True)
+        self.down_proj = nn.Linear(a.ffn_hidden, a.hidden, bias=True)
+
+    def forward(self, x):
+        return self.down_proj(F.gelu(self.up_proj(x), approximate="tanh"))
+
+
+def make_norm(a: ModelArgs):
+    """RMSNorm for the Llama family, LayerNorm with a bias for GPT-2."""
+    if a.gpt:
+        return nn.LayerNorm(a.hidden, eps=a.norm_eps)
+    return nn.RMSNorm(a.hidden, eps=a.norm_eps)
+
+
 class Block(nn.Module):
     """One pre-norm transformer layer. recompute is "none", "selective"
     (keep matrix products and attention outputs, recompute the rest) or
@@ -228,10 +276,10 @@ class Block(nn.Module):
 
     def __init__(self, a: ModelArgs, window=0):
         super().__init__()
-        self.attention_norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
+        self.attention_norm = make_norm(a)
         self.attention = Attention(a, window)
-        self.ffn_norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
-        self.feed_forward = FeedForward(a)
+        self.ffn_norm = make_norm(a)
+        self.feed_forward = GeluFeedForward(a) if a.gpt else FeedForward(a)
         self.recompute = "none"
 
     def body(self, x, rope, band=None, cache=None):
@@ -256,7 +304,8 @@ def _saved_ops():
 
 def selective_context():
     """Selective recomputation: matrix products and attention are kept, the
-    cheap element-wise work (norms, rotary, SiLU, products) recomputed."""
+    cheap element-wise work (norms, rotary, SiLU or GELU, products)
+    recomputed."""
     saved = _saved_ops()
 
     def policy(ctx, op, *args, **kwargs):
@@ -267,26 +316,30 @@ def selective_context():
 
 class Transformer(nn.Module):
     """The whole model, or one pipeline stage of it: a stage that does not
-    begin the model has no tok_embeddings, one that does not end it no norm
-    and output, and it keeps only its own layers."""
+    begin the model has no tok_embeddings (nor GPT-2's pos_embeddings), one
+    that does not end it no norm and output, and it keeps only its own
+    layers."""
 
     def __init__(self, a: ModelArgs):
         super().__init__()
         self.args = a
         self.tok_embeddings = nn.Embedding(a.vocab, a.hidden)
+        self.pos_embeddings = nn.Embedding(a.positions, a.hidden) if a.positions else None
         self.layers = nn.ModuleDict({str(i): Block(a, a.layer_window(i)) for i in range(a.layers)})
-        self.norm = nn.RMSNorm(a.hidden, eps=a.norm_eps)
+        self.norm = make_norm(a)
         self.output = None if a.tied_embeddings else nn.Linear(a.hidden, a.vocab, bias=False)
         # False on a last pipeline stage that holds the tied embedding only
         # to project onto the vocabulary.
         self.embeds_input = True
-        self.register_buffer("rope", rope_table(a, None), persistent=False)
+        self.register_buffer("rope", None if a.positions else rope_table(a, None), persistent=False)
 
-    def forward(self, tokens, cache=None):
-        """cache, a KVCache, when generating: the rotary table then holds
-        the positions of tokens alone (evaluate.forward cuts it)."""
-        h = self.tok_embeddings(tokens) if self.embeds_input else tokens
-        bands = self.bands()
+    def forward(self, tokens, cache=None, start=0):
+        """cache, a KVCache, when generating, and start the position of
+        tokens' first, the number the cache holds: GPT-2's learned
+        positions begin there, and the rotary table holds the positions of
+        tokens alone (evaluate.forward cuts it)."""
+        h = self.embed(tokens, start) if self.embeds_input else tokens
+        bands = self.bands(tokens)
         for name, layer in self.layers.items():
             band = bands.get(layer.attention.window)
             h = layer(h, self.rope, band, cache[name]) if cache is not None else layer(h, self.rope, band)
@@ -297,13 +350,26 @@ class Transformer(nn.Module):
             return self.output(h)
         return self.tied_logits(h)
 
-    def bands(self):
+    def bands(self, tokens):
         """band_mask's mask per window shorter than the sequence, which is
         as long as the rotary table (under sequence parallelism h holds a
-        part of it)."""
-        seq = self.rope.shape[1]
+        part of it); GPT-2, without one, takes it from tokens (its layers
+        have no window)."""
+        if self.rope is not None:
+            seq, device = self.rope.shape[1], self.rope.device
+        else:
+            seq, device = tokens.shape[1], tokens.device
         windows = {layer.attention.window for layer in self.layers.values()}
-        return {w: band_mask(seq, w, self.rope.device) for w in windows if 0 < w < seq}
+        return {w: band_mask(seq, w, device) for w in windows if 0 < w < seq}
+
+    def embed(self, tokens, start=0):
+        h = self.tok_embeddings(tokens)
+        if self.pos_embeddings is None:
+            return h
+        # Positions as a (1, seq) batch, so that tensor parallelism splits
+        # their embedding's output along the sequence as it does the tokens'.
+        positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)[None, :]
+        return h + self.pos_embeddings(positions)
 
     def tied_logits(self, h):
         """The output projection of a tied model: the embedding's weight.
@@ -312,7 +378,8 @@ class Transformer(nn.Module):
         return F.linear(h, self.tok_embeddings.weight)
 
     def init_buffers(self, device):
-        self.rope = rope_table(self.args, device)
+        if not self.args.positions:
+            self.rope = rope_table(self.args, device)
 
 
 def keep_stage(model: Transformer, stage: int, stages: int):
@@ -327,6 +394,7 @@ def keep_stage(model: Transformer, stage: int, stages: int):
             del model.layers[name]
     if stage != 0:
         model.embeds_input = False
+        model.pos_embeddings = None
         if not (model.args.tied_embeddings and stage == stages - 1):
             model.tok_embeddings = None
     if stage != stages - 1:
@@ -343,8 +411,9 @@ def param_seed(seed, fqn):
 
 def init_value(fqn, tensor, layers, generator):
     """Fills tensor with the initial value of parameter fqn: GPT-2 style
-    normal(0, 0.02), residual projections scaled by 1/sqrt(2*layers), norms
-    at one, biases and LoRA's B zero, LoRA's A uniform."""
+    normal(0, 0.02) (embeddings, GPT-2's positions too, and weights),
+    residual projections scaled by 1/sqrt(2*layers), norms at one, biases
+    and LoRA's B zero, LoRA's A uniform."""
     with torch.no_grad():
         if fqn.endswith("norm.weight"):
             tensor.fill_(1.0)

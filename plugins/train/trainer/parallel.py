@@ -62,6 +62,12 @@ COLWISE = ("attention.q_proj", "attention.k_proj", "attention.v_proj", "feed_for
 ROWWISE = ("attention.o_proj", "feed_forward.down_proj")
 
 
+def block_linears(block):
+    """The block's column- and row-parallel layers: GPT-2's MLP has no gate."""
+    names = dict(block.named_modules())
+    return tuple(n for n in COLWISE if n in names), tuple(n for n in ROWWISE if n in names)
+
+
 def apply_tp(part, tp_mesh, sp):
     """Megatron-style tensor parallelism: q, k, v, gate and up split by
     columns, o and down by rows; with sequence parallelism the norms and the
@@ -69,9 +75,14 @@ def apply_tp(part, tp_mesh, sp):
     stay split over the vocabulary (loss parallelism: vocab_parallel_loss
     computes the loss on the shards), also when the output projection is
     the tied embedding's weight, which the embedding splits by rows of the
-    vocabulary already. LoRA adapters are split with their base layers, and
-    so are the frozen layers beside them (FrozenLinear, under fp8); fp8
-    layers by fp8tp."""
+    vocabulary already. GPT-2's position embedding is split by rows of
+    positions as the token embedding is by rows of the vocabulary, and its
+    output lands in the same layout. Column-parallel biases are split with
+    their outputs, row-parallel ones kept whole and added once, after the
+    reduction (PyTorch's ColwiseParallel and RowwiseParallel place them
+    so). LoRA adapters are split with their base layers, and so are the
+    frozen layers beside them (FrozenLinear, under fp8); fp8 layers by
+    fp8tp."""
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
                                                    SequenceParallel, parallelize_module)
@@ -80,6 +91,8 @@ def apply_tp(part, tp_mesh, sp):
     top = {}
     if part.tok_embeddings is not None:
         top["tok_embeddings"] = RowwiseParallel(input_layouts=Replicate(), output_layouts=between)
+    if getattr(part, "pos_embeddings", None) is not None:
+        top["pos_embeddings"] = RowwiseParallel(input_layouts=Replicate(), output_layouts=between)
     if part.norm is not None:
         if sp:
             top["norm"] = SequenceParallel()
@@ -91,13 +104,14 @@ def apply_tp(part, tp_mesh, sp):
         part.tied_logits = vocab_parallel_logits(part, tp_mesh, between)
     for block in part.layers.values():
         plan = {}
-        fp8_block = fp8tp.converted(block, COLWISE + ROWWISE)
+        colwise_names, rowwise_names = block_linears(block)
+        fp8_block = fp8tp.converted(block, colwise_names + rowwise_names)
         if fp8_block:
             # fp8 layers split themselves and gather their inputs (fp8tp.py).
-            fp8tp.parallelize(block, tp_mesh, COLWISE, ROWWISE, sp)
+            fp8tp.parallelize(block, tp_mesh, colwise_names, rowwise_names, sp)
         else:
-            for name in COLWISE + ROWWISE:
-                module, colwise = block.get_submodule(name), name in COLWISE
+            for name in colwise_names + rowwise_names:
+                module, colwise = block.get_submodule(name), name in colwise_names
                 if isinstance(module, FrozenLinear):
                     shard_lora(module, tp_mesh, colwise, between)
                 else:

@@ -344,7 +344,7 @@ class Trainer:
             adapters = hf.adapters_at_rank0(self.parts, self._is_writer()) if last or cfg.export_peft else None
             result["adapters"] = self._export_adapters(last, adapters)
             if cfg.export_peft:
-                hf.export_adapters(cfg.export_peft, adapters, self.family.module_to_hf)
+                hf.export_adapters(cfg.export_peft, adapters, self.family.peft_tensors)
             if cfg.merge:
                 result["merged"] = self._merge(steps, loss)
         if cfg.export_hf:

@@ -272,8 +272,8 @@ class SlidingWindowTest(unittest.TestCase):
         full, windowed = M.Transformer(ModelTest.args), M.Transformer(a)
         M.init_full(full, 3, "cpu")
         M.init_full(windowed, 3, "cpu")
-        self.assertEqual(windowed.bands(), {})
         tokens = torch.randint(0, 512, (2, 64), generator=torch.Generator().manual_seed(4))
+        self.assertEqual(windowed.bands(tokens), {})
         self.assertTrue(torch.equal(windowed(tokens), full(tokens)))
 
     def test_only_the_windowed_layers_change(self):

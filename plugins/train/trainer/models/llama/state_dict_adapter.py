@@ -40,3 +40,13 @@ def module_to_hf(module_fqn):
     """transformers' name for a trainer module (layers.3.attention.q_proj),
     which PEFT prefixes with base_model.model."""
     return to_hf(module_fqn + ".weight")[: -len(".weight")]
+
+
+def peft_tensors(adapters):
+    """LoRA adapters ({trainer fqn: tensor}) under PEFT's names."""
+    out = {}
+    for fqn, t in adapters.items():
+        module, which = fqn.rsplit(".lora_", 1)
+        ab = "lora_A" if which.startswith("a") else "lora_B"
+        out[f"base_model.model.{module_to_hf(module)}.{ab}.weight"] = t
+    return out

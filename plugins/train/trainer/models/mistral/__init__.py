@@ -2,7 +2,7 @@
 (sliding_window tokens; none where it is null)."""
 
 from models.llama.args import shape_args
-from models.llama.state_dict_adapter import from_hf, module_to_hf, to_hf
+from models.llama.state_dict_adapter import from_hf, module_to_hf, peft_tensors, to_hf
 
 ARCHITECTURE = "MistralForCausalLM"
 
@@ -12,4 +12,4 @@ def model_args(hf, m):
     return shape_args(hf, m, window=window, windowed_layers=tuple(range(m.layers)) if window else ())
 
 
-__all__ = ["ARCHITECTURE", "model_args", "to_hf", "from_hf", "module_to_hf"]
+__all__ = ["ARCHITECTURE", "model_args", "to_hf", "from_hf", "module_to_hf", "peft_tensors"]

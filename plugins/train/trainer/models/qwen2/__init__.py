@@ -5,7 +5,7 @@ window attention in the layers config.json's layer_types marks
 max_window_layers on, as transformers reads it."""
 
 from models.llama.args import shape_args
-from models.llama.state_dict_adapter import from_hf, module_to_hf, to_hf
+from models.llama.state_dict_adapter import from_hf, module_to_hf, peft_tensors, to_hf
 
 ARCHITECTURE = "Qwen2ForCausalLM"
 MAX_WINDOW_LAYERS = 28  # transformers' default for Qwen2
@@ -26,4 +26,4 @@ def windowed_layers(hf, layers):
     return tuple(range(first, layers))
 
 
-__all__ = ["ARCHITECTURE", "model_args", "to_hf", "from_hf", "module_to_hf"]
+__all__ = ["ARCHITECTURE", "model_args", "to_hf", "from_hf", "module_to_hf", "peft_tensors"]
