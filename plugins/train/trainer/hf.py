@@ -207,7 +207,8 @@ def export_model(folder, parts, to_hf, keep, dtype, is_writer, stage):
             blocks[s.part] = t
             if len(blocks) < s.parts:
                 continue
-            t = torch.cat([fused.pop(s.key)[i] for i in range(s.parts)], dim=-1 if s.transposed else 0)
+            blocks = fused.pop(s.key)
+            t = torch.cat([blocks[i] for i in range(s.parts)], dim=-1 if s.transposed else 0)
         if writer:
             writer.add(s.key, t.contiguous())
     if writer:
