@@ -258,7 +258,7 @@ class GPT2GPUTest(unittest.TestCase):
         import fp8
         work = tempfile.mkdtemp()
         write_shard(work + "/data", markov_docs(512, 40, 400, 2))
-        for precision in ("bf16", "fp8") if fp8.supported() else ("bf16",):
+        for precision in ("bf16", "fp8") if fp8.supported(torch.device("cuda")) else ("bf16",):
             with self.subTest(precision):
                 cfg = written("gpt2.json")
                 cfg.update(data=[work + "/data"], checkpoint_dir=f"{work}/{precision}/ckpt", steps=12)
