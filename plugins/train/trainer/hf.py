@@ -3,7 +3,10 @@
 Loading is sharded: every rank opens the safetensors files and reads, with
 safe_open(...).get_slice, only the rows and columns of each tensor that its
 own shard of the parameter holds (whatever FSDP and tensor parallelism made
-of it), so no rank ever holds a whole model it could not hold alone.
+of it), so no rank ever holds a whole model it could not hold alone. A
+parameter that is a block of a fused tensor, or stored transposed (GPT-2's
+c_attn and Conv1D layers: a family's to_hf gives a models.slot.Slot), is
+read as its slice of that tensor and written back into it.
 
 Exporting gathers each parameter whole, one at a time, on the first data-
 and tensor-parallel rank of each pipeline stage, which writes its stage's

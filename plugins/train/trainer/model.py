@@ -36,6 +36,7 @@ so a pipeline stage that holds layers 8-15 still names them layers.8 ... and
 checkpoints load across layouts.
 """
 
+import dataclasses
 import functools
 import math
 import zlib
@@ -99,7 +100,6 @@ class ModelArgs:
 def gpt(a: ModelArgs, positions=None):
     """a as GPT-2 builds it: biases on q, k, v and o, and a learned
     position table of `positions` rows (a's seq_len when not given)."""
-    import dataclasses
     return dataclasses.replace(a, activation="gelu", qkv_bias=True, o_bias=True, positions=positions or a.seq_len)
 
 
