@@ -346,12 +346,14 @@ class Completion:
 def forward(m, tokens, start=0, cache=None):
     """m's logits for tokens at positions start.. (at most seq_len in all):
     the model's rotary table, made for seq_len positions, cut to the
-    input's for the call. With a KVCache, tokens follow those the cache
-    holds."""
+    input's for the call; GPT-2's learned positions, without a table,
+    counted from start by the model. With a KVCache, tokens follow those
+    the cache holds, start of them."""
     full = m.rope
-    m.rope = full[:, start:start + tokens.shape[1]]
+    if full is not None:
+        m.rope = full[:, start:start + tokens.shape[1]]
     try:
-        return m(tokens, cache)
+        return m(tokens, cache, start)
     finally:
         m.rope = full
 

@@ -78,14 +78,15 @@ class KVCacheTest(unittest.TestCase):
     """Greedy generation with the cache against running the whole sequence
     for every new token, on CPU (fp32) and, with a GPU, in fp32 there:
     prompts shorter and longer than the windows, and 20 new tokens that
-    carry every sequence past them."""
+    carry every sequence past them; and a GPT-2, whose learned positions
+    must go on where the cache ends as the rotary table does."""
 
     ARGS = M.ModelArgs(layers=4, hidden=64, ffn_hidden=128, heads=4, kv_heads=2, vocab=128, seq_len=48)
 
     def generate(self, m, prompt, new, cached):
         tokens, cache, fed = list(prompt), M.KVCache(), 0
         for _ in range(new):
-            t = torch.tensor([tokens], device=m.rope.device)
+            t = torch.tensor([tokens], device=m.tok_embeddings.weight.device)
             if cached:
                 logits = E.forward(m, t[:, fed:], start=fed, cache=cache)
                 fed = len(tokens)
@@ -98,10 +99,11 @@ class KVCacheTest(unittest.TestCase):
     def test_cached_generation_picks_the_same_tokens(self):
         import dataclasses
         models = {"full": self.ARGS, "window 6 in every layer": dataclasses.replace(self.ARGS, window=6, windowed_layers=(0, 1, 2, 3)),
-                  "window 5 from layer 2": dataclasses.replace(self.ARGS, window=5, windowed_layers=(2, 3))}
+                  "window 5 from layer 2": dataclasses.replace(self.ARGS, window=5, windowed_layers=(2, 3)),
+                  "gpt2": M.gpt(dataclasses.replace(self.ARGS, kv_heads=4))}
         runs = [(name, "cpu") for name in models]
-        if torch.cuda.is_available():  # compiled flex_attention prefills on a GPU
-            runs.append(("window 5 from layer 2", "cuda"))
+        if torch.cuda.is_available():  # compiled flex_attention prefills windows on a GPU
+            runs += [("window 5 from layer 2", "cuda"), ("gpt2", "cuda")]
         for name, device in runs:
             a = models[name]
             m = M.Transformer(a)
@@ -109,6 +111,9 @@ class KVCacheTest(unittest.TestCase):
             with torch.no_grad():  # sharper logits than the initial ones, so ties cannot decide
                 for p in m.parameters():
                     p.mul_(4)
+                for fqn, p in m.named_parameters():  # GPT-2's biases start at zero: off it, so that each counts
+                    if fqn.endswith(".bias"):
+                        p.normal_(0, 0.1, generator=torch.Generator().manual_seed(3))
             m = m.to(device).eval()
             m.init_buffers(torch.device(device))
             rng = np.random.default_rng(7)

@@ -1,7 +1,9 @@
 """GPT-2 (activation "gelu") in the trainer: the model against gpuflow's
-counts, its pipeline stages, recomputation, LoRA and fp8 on it, its
-Hugging Face key map and PEFT adapters, and runs through torchrun on CPU
-ranks under every layout against one process. They need PyTorch; run
+counts, its pipeline stages, recomputation, LoRA and fp8 on it (LoRA over
+an fp8 base too), its learned positions from a start, its Hugging Face
+key map and PEFT adapters, and runs through torchrun on CPU ranks under
+every layout (fp16's loss scaling and LoRA over an fp8 base among them)
+against one process. They need PyTorch; run
 from the repository root:
 
   python3 -m unittest discover -s plugins/train/trainer/tests -p test_gpt2.py -v
@@ -123,6 +125,57 @@ class GPT2ModelTest(unittest.TestCase):
             self.assertEqual(fp8.convert(m), 6 * ARGS.layers)
         self.assertEqual({n: tuple(p.shape) for n, p in m.named_parameters()}, before)
 
+    def test_lora_over_an_fp8_base_keeps_the_biases_frozen(self):
+        """LoRA over an fp8 base (lora.FrozenLinear): the adapted layers
+        and the others keep their biases and add them (with biases off
+        zero the logits follow the fp32 model's within fp8's rounding),
+        and a few AdamW steps leave every base weight and bias as it
+        started, bit for bit, without gradients."""
+        spec = C.LoRAConfig(rank=4, alpha=8, targets=["q", "up_proj"], dropout=0.0)
+        m, plain = M.Transformer(ARGS), M.Transformer(ARGS)
+        self.assertEqual(L.add_adapters(m, spec, fp8=True), 2 * ARGS.layers)
+        L.add_adapters(plain, spec)
+        frozen = [x for x in m.modules() if isinstance(x, L.FrozenLinear)]
+        self.assertEqual(len(frozen), 6 * ARGS.layers, "every linear of the blocks")
+        self.assertTrue(all(x.bias is not None for x in frozen))
+        M.init_full(m, 1, "cpu")
+        with torch.no_grad():
+            for k, p in m.named_parameters():
+                if k.endswith(".bias"):
+                    p.normal_(0, 0.5, generator=torch.Generator().manual_seed(len(k)))
+        plain.load_state_dict(m.state_dict())
+        x = tokens(length=ARGS.seq_len + 1)
+        with torch.no_grad():
+            got, want = m(x[:, :-1]), plain(x[:, :-1])
+        # fp8's rounding moves the logits by a few percent; a bias left out
+        # (0.5 on each of its outputs) by tens of percent.
+        self.assertLess(((got - want).norm() / want.norm()).item(), 0.1)
+        base = {k: v.clone() for k, v in m.state_dict().items() if not L.is_adapter(k)}
+        opt = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=1e-2)
+        losses = []
+        for _ in range(6):
+            loss = parallel.cross_entropy(m(x[:, :-1]), x[:, 1:])
+            loss.backward()
+            for k, p in m.named_parameters():
+                self.assertEqual(p.grad is not None, L.is_adapter(k), k)
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        self.assertLess(losses[-1], losses[0])
+        for k, v in m.state_dict().items():
+            if not L.is_adapter(k):
+                self.assertTrue(torch.equal(v, base[k]), k)
+
+    def test_positions_start_where_they_are_told(self):
+        """Without a rotary table the model has no band to build (GPT-2's
+        layers have no window) and its learned positions begin at start, as
+        generation with a key-value cache needs."""
+        m = initialised()
+        x = tokens(length=5)
+        self.assertEqual(m.bands(x), {})
+        with torch.no_grad():
+            torch.testing.assert_close(m.embed(x, start=7), m.tok_embeddings(x) + m.pos_embeddings.weight[7:12])
+
 
 class GPT2HuggingFaceTest(unittest.TestCase):
     """The trainer's GPT-2 written under transformers' names (fused c_attn,
@@ -194,13 +247,20 @@ def losses(events):
 class GPT2LayoutsTest(unittest.TestCase):
     """A tiny tied GPT-2 through torchrun on CPU ranks over gloo, on data
     with loss masks: one process, FSDP2 over two, TP2 with sequence
-    parallelism (selective recomputation), PP2 (full recomputation), and
-    LoRA on the one-process checkpoint under one process, TP2 and PP2.
-    Every step's loss agrees with one process within LAYOUT_TOL."""
+    parallelism (selective recomputation), PP2 (full recomputation), fp16's
+    loss scaling under TP2 and PP2 (in fp32 on CPU ranks, the scaling
+    path alone), and LoRA on the one-process checkpoint under one process,
+    TP2 and PP2. Every step's loss agrees with one process within
+    LAYOUT_TOL; LoRA over an fp8 base as FP8_LORA_LAYOUTS says."""
 
     LAYOUTS = {"single": {}, "dp2": {"dp": 2, "fsdp": True}, "tp2": {"tp": 2, "sequence_parallel": True, "recompute": "selective"},
-               "pp2": {"pp": 2, "recompute": "full"}}
+               "pp2": {"pp": 2, "recompute": "full"}, "fp16.tp2": {"tp": 2, "sequence_parallel": True, "precision": "fp16"},
+               "fp16.pp2": {"pp": 2, "precision": "fp16"}}
     LORA_LAYOUTS = {"single": {}, "tp2": {"tp": 2, "sequence_parallel": True}, "pp2": {"pp": 2}}
+    # LoRA over an fp8 base (lora.FrozenLinear, GPT-2's biases on every
+    # linear): one rank and tp2, against bf16's within fp8's rounding and
+    # against each other within LAYOUT_TOL.
+    FP8_LORA_LAYOUTS = {"fp8": {"precision": "fp8"}, "fp8.tp2": {"tp": 2, "precision": "fp8"}}
 
     @classmethod
     def setUpClass(cls):
@@ -242,11 +302,18 @@ class GPT2LayoutsTest(unittest.TestCase):
     def test_lora_under_every_layout(self):
         base = torchrun(self.config("gpt2.json", "base", {}, checkpoint=True))
         ckpt = next(e["result"]["checkpoint"] for e in base if e["event"] == "result")
+        layouts = dict(self.LORA_LAYOUTS, **self.FP8_LORA_LAYOUTS)
         events = self.run_all({name: self.config("gpt2_lora.json", name, layout, base=ckpt, data=[self.work + "/tune"], masks=[], lr=1e-2)
-                               for name, layout in self.LORA_LAYOUTS.items()})
+                               for name, layout in layouts.items()})
+        fp8 = {name: losses(events.pop(name)) for name in self.FP8_LORA_LAYOUTS}
         self.assert_agree(events)
         loss = losses(events["single"])
         self.assertLess(sum(loss[s] for s in (4, 5, 6)), sum(loss[s] for s in (1, 2, 3)), loss)
+        for step, want in loss.items():
+            # e4m3 keeps 3 mantissa bits: a relative rounding of up to 6%
+            # per element, mostly averaged away over the products' sums.
+            self.assertAlmostEqual(fp8["fp8"][step], want, delta=0.02 * want, msg=f"fp8 at step {step}")
+            self.assertAlmostEqual(fp8["fp8.tp2"][step], fp8["fp8"][step], delta=LAYOUT_TOL * want, msg=f"fp8.tp2 at step {step}")
 
 
 @unittest.skipUnless(GPU, "needs a GPU")
