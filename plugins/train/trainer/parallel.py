@@ -120,7 +120,9 @@ def apply_tp(part, tp_mesh, sp):
             plan.update({"attention_norm": SequenceParallel(), "ffn_norm": SequenceParallel()})
         if sp and not fp8_block:
             plan.update({
-                "attention": PrepareModuleInput(input_layouts=(Shard(1), None), desired_input_layouts=(Replicate(), None)),
+                # Attention takes (x, rope, band, cache); only x is split.
+                "attention": PrepareModuleInput(input_layouts=(Shard(1), None, None, None),
+                                                desired_input_layouts=(Replicate(), None, None, None)),
                 "feed_forward": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
             })
         parallelize_module(block, tp_mesh, plan)

@@ -768,7 +768,8 @@ class FP8OnCPURanksTest(unittest.TestCase):
 
 class SlidingWindowLayoutsTest(unittest.TestCase):
     """A Mistral folder's sliding window (16 tokens, seq_len 64) under
-    tensor parallelism (heads split) and a pipeline, on CPU ranks: each
+    tensor parallelism (heads split, with and without sequence
+    parallelism) and a pipeline, on CPU ranks: each
     layout validates as one rank does, and differently from the same
     model without a window."""
 
@@ -784,7 +785,8 @@ class SlidingWindowLayoutsTest(unittest.TestCase):
             with open(f"{work}/{name}/config.json", "w") as f:
                 json.dump({"architectures": ["MistralForCausalLM"], "sliding_window": window, "rope_theta": 10000.0,
                            "rms_norm_eps": 1e-5, "tie_word_embeddings": False}, f)
-        runs = {"single": ("mistral", {}), "tp2": ("mistral", {"tp": 2}), "pp2": ("mistral", {"pp": 2}), "unwindowed": ("llama", {})}
+        runs = {"single": ("mistral", {}), "tp2": ("mistral", {"tp": 2}), "pp2": ("mistral", {"pp": 2}),
+                "tp2-sp": ("mistral", {"tp": 2, "sequence_parallel": True}), "unwindowed": ("llama", {})}
 
         def run(name):
             folder, layout = runs[name]
@@ -797,7 +799,7 @@ class SlidingWindowLayoutsTest(unittest.TestCase):
         with ThreadPoolExecutor(len(runs)) as pool:
             events = dict(zip(runs, pool.map(run, runs)))
         want = valid_events(events["single"])
-        for name in ("tp2", "pp2"):
+        for name in ("tp2", "pp2", "tp2-sp"):
             got = valid_events(events[name])
             self.assertEqual(sorted(got), [1, 2], name)
             for step in got:
