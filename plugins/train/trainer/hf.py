@@ -201,6 +201,8 @@ def export_model(folder, parts, to_hf, keep, dtype, is_writer, stage):
     writer = ShardWriter(tmp, f"stage-{stage:03d}") if is_writer else None
     fused = {}
     for fqn, full in gathered(parts, keep):
+        if writer is None:
+            continue  # the gather is collective; only the writer keeps the tensor
         s = slot(to_hf(fqn))
         t = full.to(DTYPES[dtype]).cpu()
         t = t.t() if s.transposed else t
@@ -212,8 +214,7 @@ def export_model(folder, parts, to_hf, keep, dtype, is_writer, stage):
                 continue
             blocks = fused.pop(s.key)
             t = torch.cat([blocks[i] for i in range(s.parts)], dim=-1 if s.transposed else 0)
-        if writer:
-            writer.add(s.key, t.contiguous())
+        writer.add(s.key, t.contiguous())
     if writer:
         writer.flush()
     finish(tmp, writer, dtype)
