@@ -69,7 +69,6 @@ type gpt2Config struct {
 	NPositions         int     `json:"n_positions"`
 	NInner             *int    `json:"n_inner"`
 	ActivationFunction *string `json:"activation_function"`
-	LayerNormEpsilon   float64 `json:"layer_norm_epsilon"`
 }
 
 // ropeSpec is rope_scaling (or rope_parameters): its type under either
