@@ -81,7 +81,8 @@ type modelConfig struct {
 	Activation     string `json:"activation" cty:"activation"`
 	// HF is the Hugging Face folder whose config.json gives what the shape
 	// does not (rotary, norms, biases); empty for a model from a preset,
-	// which is a Llama with RopeTheta and NormEps.
+	// which is a Llama with RopeTheta and NormEps (a GPT-2 with NormEps
+	// for activation "gelu").
 	HF           string  `json:"hf,omitempty" cty:"from"`
 	Architecture string  `json:"architecture" cty:"architecture"`
 	RopeTheta    float64 `json:"rope_theta"`
