@@ -15,7 +15,6 @@ it. Run from the repository root:
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -30,7 +29,7 @@ sys.path.insert(0, HERE)
 
 import evaluate as E  # noqa: E402
 import model as M  # noqa: E402
-from test_trainer import write_shard  # noqa: E402
+from test_trainer import launch, write_shard  # noqa: E402
 
 try:
     import transformers  # noqa: F401
@@ -172,12 +171,7 @@ def run_evaluator(cfg, path, nproc):
     """evaluate.py under torchrun on nproc CPU ranks; its eval event."""
     with open(path, "w") as f:
         json.dump(cfg, f)
-    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={nproc}",
-                          os.path.join(TRAINER, "evaluate.py"), "--config", path], capture_output=True, text=True, timeout=300)
-    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    if out.returncode != 0:
-        raise AssertionError(f"evaluator failed ({out.returncode}): {out.stderr[-3000:]}\n{events[-3:]}")
-    return next(e["eval"] for e in events if e["event"] == "eval")
+    return next(e["eval"] for e in launch("evaluate.py", path, nproc, timeout=300) if e["event"] == "eval")
 
 
 @unittest.skipUnless(HAVE_TRANSFORMERS, "needs transformers")

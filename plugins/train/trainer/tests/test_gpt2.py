@@ -29,7 +29,8 @@ import lora as L  # noqa: E402
 import model as M  # noqa: E402
 import parallel  # noqa: E402
 from models import gpt2  # noqa: E402
-from test_trainer import GPU, TESTDATA, markov_docs, torchrun, write_shard, written  # noqa: E402
+from test_trainer import (GPU, TESTDATA, assert_lora_starts_at_the_base_and_merges,  # noqa: E402
+                          assert_recomputation_keeps_gradients, markov_docs, torchrun, write_shard, written)
 
 ARGS = M.ModelArgs.from_config(C.load(os.path.join(TESTDATA, "gpt2.json")).model)
 # Loss agreement of a layout with one process, relative, per step: CPU
@@ -89,33 +90,11 @@ class GPT2ModelTest(unittest.TestCase):
                 self.assertTrue(torch.equal(v, whole.state_dict()[k]), k)
 
     def test_recomputation_keeps_gradients(self):
-        grads = {}
-        x = tokens(length=ARGS.seq_len + 1)
-        for mode in ("none", "selective", "full"):
-            m = initialised()
-            parallel.set_recompute(m, mode)
-            parallel.cross_entropy(m(x[:, :-1]), x[:, 1:]).backward()
-            grads[mode] = torch.cat([p.grad.flatten() for p in m.parameters()])
-        for mode in ("selective", "full"):
-            torch.testing.assert_close(grads[mode], grads["none"], rtol=1e-5, atol=1e-6)
+        assert_recomputation_keeps_gradients(ARGS, tokens(length=ARGS.seq_len + 1))
 
     def test_lora_starts_at_the_base_and_merges_exactly(self):
-        base = initialised()
-        m = M.Transformer(ARGS)
-        L.add_adapters(m, C.LoRAConfig(rank=4, alpha=8, targets=["all-linear"], dropout=0.0))
-        M.init_full(m, 1, "cpu")
-        m.load_state_dict(base.state_dict(), strict=False)
-        x = tokens()
-        torch.testing.assert_close(m(x), base(x))
-        with torch.no_grad():
-            for k, p in m.named_parameters():
-                if ".lora_b." in k:
-                    p.normal_(0, 0.05)
-        adapted = m(x)
-        L.merge_into_base(m)
-        merged = M.Transformer(ARGS)
-        merged.load_state_dict({k: v for k, v in m.state_dict().items() if not L.is_adapter(k)})
-        torch.testing.assert_close(merged(x), adapted, rtol=1e-4, atol=1e-4)
+        spec = C.LoRAConfig(rank=4, alpha=8, targets=["all-linear"], dropout=0.0)
+        self.assertEqual(assert_lora_starts_at_the_base_and_merges(self, ARGS, spec, tokens()), 6 * ARGS.layers)
 
     def test_fp8_keeps_the_biases(self):
         import fp8

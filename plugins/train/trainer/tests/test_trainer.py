@@ -217,18 +217,21 @@ class ModelTest(unittest.TestCase):
         torch.testing.assert_close(last(first(tokens)), whole(tokens))
 
     def test_recomputation_keeps_gradients(self):
-        grads = {}
-        for mode in ("none", "selective", "full"):
-            torch.manual_seed(0)
-            m = M.Transformer(self.args)
-            M.init_full(m, 1, "cpu")
-            for b in m.layers.values():
-                b.recompute = mode
-            tokens = torch.randint(0, 512, (2, 65), generator=torch.Generator().manual_seed(1))
-            torch.nn.functional.cross_entropy(m(tokens[:, :-1]).flatten(0, 1), tokens[:, 1:].flatten()).backward()
-            grads[mode] = torch.cat([p.grad.flatten() for p in m.parameters()])
-        for mode in ("selective", "full"):
-            torch.testing.assert_close(grads[mode], grads["none"], rtol=1e-5, atol=1e-6)
+        assert_recomputation_keeps_gradients(self.args, torch.randint(0, 512, (2, 65), generator=torch.Generator().manual_seed(1)))
+
+
+def assert_recomputation_keeps_gradients(args, tokens):
+    """Every parameter's gradient on tokens is the same under selective
+    and full recomputation as without."""
+    grads = {}
+    for mode in ("none", "selective", "full"):
+        m = M.Transformer(args)
+        M.init_full(m, 1, "cpu")
+        parallel.set_recompute(m, mode)
+        parallel.cross_entropy(m(tokens[:, :-1]), tokens[:, 1:]).backward()
+        grads[mode] = torch.cat([p.grad.flatten() for p in m.parameters()])
+    for mode in ("selective", "full"):
+        torch.testing.assert_close(grads[mode], grads["none"], rtol=1e-5, atol=1e-6)
 
 
 def band_reference(q, k, v, window):
@@ -464,29 +467,37 @@ class LossScalingTest(unittest.TestCase):
         self.assertEqual(again.state_dict()["scale"], LS.INIT_SCALE)
 
 
+def assert_lora_starts_at_the_base_and_merges(test, args, spec, tokens):
+    """LoRA (spec) over a model of args gives the base's outputs on tokens
+    at first, trains its adapters alone, and once B is off zero, merged
+    into the base, gives what the adapted model gave. Returns how many
+    layers it adapted."""
+    base = M.Transformer(args)
+    M.init_full(base, 1, "cpu")
+    m = M.Transformer(args)
+    adapted_layers = L.add_adapters(m, spec)
+    M.init_full(m, 1, "cpu")
+    m.load_state_dict(base.state_dict(), strict=False)
+    torch.testing.assert_close(m(tokens), base(tokens))
+    trained = [k for k, p in m.named_parameters() if p.requires_grad]
+    test.assertTrue(trained and all(L.is_adapter(k) for k in trained))
+    with torch.no_grad():
+        for k, p in m.named_parameters():
+            if ".lora_b." in k:
+                p.normal_(0, 0.05)
+    adapted = m(tokens)
+    L.merge_into_base(m)
+    merged = M.Transformer(args)
+    merged.load_state_dict({k: v for k, v in m.state_dict().items() if not L.is_adapter(k)})
+    torch.testing.assert_close(merged(tokens), adapted, rtol=1e-4, atol=1e-4)
+    return adapted_layers
+
+
 class LoRATest(unittest.TestCase):
     def test_starts_at_the_base_model_and_merges_exactly(self):
         a = ModelTest.args
-        base = M.Transformer(a)
-        M.init_full(base, 1, "cpu")
-        m = M.Transformer(a)
         spec = C.LoRAConfig(rank=4, alpha=8, targets=["q", "v_proj", "down"], dropout=0.0)
-        self.assertEqual(L.add_adapters(m, spec), 3 * a.layers)
-        M.init_full(m, 1, "cpu")
-        m.load_state_dict(base.state_dict(), strict=False)
-        tokens = torch.randint(0, 512, (2, 64))
-        torch.testing.assert_close(m(tokens), base(tokens))
-        trained = [k for k, p in m.named_parameters() if p.requires_grad]
-        self.assertTrue(trained and all(L.is_adapter(k) for k in trained))
-        with torch.no_grad():
-            for k, p in m.named_parameters():
-                if ".lora_b." in k:
-                    p.normal_(0, 0.05)
-        adapted = m(tokens)
-        L.merge_into_base(m)
-        merged = M.Transformer(a)
-        merged.load_state_dict({k: v for k, v in m.state_dict().items() if not L.is_adapter(k)})
-        torch.testing.assert_close(merged(tokens), adapted, rtol=1e-4, atol=1e-4)
+        self.assertEqual(assert_lora_starts_at_the_base_and_merges(self, a, spec, torch.randint(0, 512, (2, 64))), 3 * a.layers)
 
     def test_unknown_target(self):
         with self.assertRaises(ValueError):
@@ -680,11 +691,17 @@ def torchrun(config, nproc=1):
     path = os.path.join(folder, f"config-{len(os.listdir(folder))}.json")
     with open(path, "w") as f:
         json.dump(config, f)
+    return launch("train.py", path, nproc, timeout=600)
+
+
+def launch(script, path, nproc, timeout):
+    """The trainer's script (train.py, evaluate.py) under torchrun on nproc
+    ranks with the config.json at path; its JSON events."""
     out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={nproc}",
-                          os.path.join(TRAINER, "train.py"), "--config", path], capture_output=True, text=True, timeout=600)
+                          os.path.join(TRAINER, script), "--config", path], capture_output=True, text=True, timeout=timeout)
     events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode != 0:
-        raise AssertionError(f"trainer failed ({out.returncode}): {out.stderr[-3000:]}\n{events[-3:]}")
+        raise AssertionError(f"{script} failed ({out.returncode}): {out.stderr[-3000:]}\n{events[-3:]}")
     return events
 
 
