@@ -69,6 +69,10 @@ type gpt2Config struct {
 	NPositions         int     `json:"n_positions"`
 	NInner             *int    `json:"n_inner"`
 	ActivationFunction *string `json:"activation_function"`
+	// Attention variants the trainer's plain attention does not reproduce.
+	ScaleAttnWeights           *bool `json:"scale_attn_weights"`
+	ScaleAttnByInverseLayerIdx bool  `json:"scale_attn_by_inverse_layer_idx"`
+	ReorderAndUpcastAttn       bool  `json:"reorder_and_upcast_attn"`
 }
 
 // ropeSpec is rope_scaling (or rope_parameters): its type under either
@@ -242,6 +246,9 @@ func (c *Config) check() error {
 	if err := c.checkActivation(); err != nil {
 		return err
 	}
+	if err := c.checkGPT2Attention(); err != nil {
+		return err
+	}
 	switch {
 	case c.HeadWidth()*c.NumAttentionHeads != c.HiddenSize:
 		return fmt.Errorf("head_dim %d times num_attention_heads %d is not hidden_size %d; gpuflow's trainer needs heads that split the hidden size", c.HeadWidth(), c.NumAttentionHeads, c.HiddenSize)
@@ -285,6 +292,25 @@ func (c *Config) checkActivation() error {
 	}
 	if c.HiddenAct != "silu" {
 		return fmt.Errorf("hidden_act %q is not supported; gpuflow's trainer builds SwiGLU feed-forward layers (silu)", c.HiddenAct)
+	}
+	return nil
+}
+
+// checkGPT2Attention refuses what GPT2Config can ask of attention beyond
+// scores scaled by 1/sqrt(head_dim), which is all the trainer computes
+// (its models/gpt2 refuses the same when the run starts).
+func (c *Config) checkGPT2Attention() error {
+	if !c.GPT2() {
+		return nil
+	}
+	g := c.gpt2Config
+	switch {
+	case g.ScaleAttnWeights != nil && !*g.ScaleAttnWeights:
+		return fmt.Errorf("scale_attn_weights = false is not supported; gpuflow's trainer scales attention scores by 1/sqrt(head_dim), as GPT-2 does")
+	case g.ScaleAttnByInverseLayerIdx:
+		return fmt.Errorf("scale_attn_by_inverse_layer_idx = true is not supported; gpuflow's trainer scales every layer's attention scores by 1/sqrt(head_dim) alone")
+	case g.ReorderAndUpcastAttn:
+		return fmt.Errorf("reorder_and_upcast_attn = true is not supported; gpuflow's trainer computes GPT-2's plain attention")
 	}
 	return nil
 }

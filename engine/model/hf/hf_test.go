@@ -78,6 +78,7 @@ func TestFolders(t *testing.T) {
 		"gpt2":              "",
 		"gpt2_conv1d":       "transformer.h.0.attn.c_attn.weight in model.safetensors has shape [24, 8], but config.json implies [8, 24]",
 		"gpt2_activation":   `activation_function "relu" is not supported`,
+		"gpt2_attention":    "scale_attn_by_inverse_layer_idx = true is not supported",
 		"rope_type":         `rope type "yarn" is not supported`,
 		"absent":            "has no config.json, so it is not a Hugging Face model folder",
 	}
