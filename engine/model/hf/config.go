@@ -251,7 +251,8 @@ func (c *Config) check() error {
 	}
 	switch {
 	case c.HeadWidth()*c.NumAttentionHeads != c.HiddenSize:
-		return fmt.Errorf("head_dim %d times num_attention_heads %d is not hidden_size %d; gpuflow's trainer needs heads that split the hidden size", c.HeadWidth(), c.NumAttentionHeads, c.HiddenSize)
+		return fmt.Errorf("head_dim %d times %s %d is not %s %d; gpuflow's trainer needs heads that split the hidden size",
+			c.HeadWidth(), c.Key("heads"), c.NumAttentionHeads, c.Key("hidden"), c.HiddenSize)
 	case c.MLPBias:
 		return fmt.Errorf("mlp_bias = true is not supported; gpuflow's trainer has no bias on the feed-forward layers")
 	case !slices.Contains(ropeTypes, c.RopeType()):
