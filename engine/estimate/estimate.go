@@ -255,7 +255,7 @@ func (j *job) countParams() error {
 	if err != nil {
 		return err
 	}
-	j.adapted = adaptedMatrices(j.in.LoRA.Targets)
+	j.adapted = adaptedMatrices(s, j.in.LoRA.Targets)
 	j.adapterWidth = per / float64(j.in.LoRA.Rank)
 	j.adapters = per * float64(s.Layers)
 	j.stageA = adaptersOnRank(per, s, *j.in.LoRA, len(j.adapted), l.TP) * j.layers

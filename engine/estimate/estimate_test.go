@@ -1,7 +1,9 @@
 package estimate
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -354,5 +356,24 @@ func TestExpectedMax(t *testing.T) {
 		if got := expectedMax(tc.n); math.Abs(got-tc.want) > tc.tol*tc.want {
 			t.Errorf("expectedMax(%d) = %.4f, want %.4f within %.0f%%", tc.n, got, tc.want, 100*tc.tol)
 		}
+	}
+}
+
+// all-linear adapts every linear layer a block has: seven in a Llama,
+// six in a GPT-2, whose MLP has no gate. Under tensor parallelism each
+// adapted matrix keeps one of its two factors whole on every rank.
+func TestAdaptedMatrices(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string][]string{
+		"llama3-8b": {"down", "gate", "k", "o", "q", "up", "v"},
+		"gpt2-124m": {"down", "k", "o", "q", "up", "v"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := slices.Sorted(maps.Keys(adaptedMatrices(preset(name), []string{"all-linear"})))
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("adapted matrices (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

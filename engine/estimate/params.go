@@ -48,10 +48,11 @@ func adapterParamsPerLayer(s model.Shape, l LoRA) (float64, error) {
 	return counts.AdaptersPerLayer(countShape(s), l.Rank, l.Targets)
 }
 
-// adaptedMatrices is the set of a LoRA's targets by short name.
-func adaptedMatrices(targets []string) map[string]bool {
+// adaptedMatrices is the set of a LoRA's targets by short name, among
+// the linear layers of s.
+func adaptedMatrices(s model.Shape, targets []string) map[string]bool {
 	set := map[string]bool{}
-	for _, t := range counts.ExpandTargets(targets) {
+	for _, t := range counts.ExpandTargets(countShape(s), targets) {
 		set[counts.TargetName(t)] = true
 	}
 	return set

@@ -20,14 +20,9 @@ func TargetName(t string) string {
 	return name
 }
 
-// ExpandTargets spells out "all-linear" as every linear layer.
-func ExpandTargets(ts []string) []string {
-	return expandFor(Shape{}, ts)
-}
-
-// expandFor spells out "all-linear" as every linear layer of s: a GELU
-// (GPT-2) MLP has no gate.
-func expandFor(s Shape, ts []string) []string {
+// ExpandTargets spells out "all-linear" as every linear layer of s: a
+// GELU (GPT-2) MLP has no gate.
+func ExpandTargets(s Shape, ts []string) []string {
 	for _, t := range ts {
 		if t == "all-linear" || t == "all_linear" {
 			if s.GELU {
@@ -55,7 +50,7 @@ func AdaptersPerLayer(s Shape, rank int, targets []string) (float64, error) {
 	}
 	seen := map[string]bool{}
 	var sum float64
-	for _, t := range expandFor(s, targets) {
+	for _, t := range ExpandTargets(s, targets) {
 		name := TargetName(t)
 		d, ok := dims[name]
 		if !ok {
