@@ -27,10 +27,10 @@ sys.path.insert(0, HERE)
 import config as C  # noqa: E402
 import lora as L  # noqa: E402
 import model as M  # noqa: E402
-import parallel  # noqa: E402
 from models import gpt2  # noqa: E402
 from test_trainer import (GPU, TESTDATA, assert_lora_starts_at_the_base_and_merges,  # noqa: E402
-                          assert_recomputation_keeps_gradients, markov_docs, torchrun, write_shard, written)
+                          assert_recomputation_keeps_gradients, markov_docs, torchrun, train_adapters_alone, write_shard,
+                          written)
 
 ARGS = M.ModelArgs.from_config(C.load(os.path.join(TESTDATA, "gpt2.json")).model)
 # Loss agreement of a layout with one process, relative, per step: CPU
@@ -129,21 +129,7 @@ class GPT2ModelTest(unittest.TestCase):
         # fp8's rounding moves the logits by a few percent; a bias left out
         # (0.5 on each of its outputs) by tens of percent.
         self.assertLess(((got - want).norm() / want.norm()).item(), 0.1)
-        base = {k: v.clone() for k, v in m.state_dict().items() if not L.is_adapter(k)}
-        opt = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=1e-2)
-        losses = []
-        for _ in range(6):
-            loss = parallel.cross_entropy(m(x[:, :-1]), x[:, 1:])
-            loss.backward()
-            for k, p in m.named_parameters():
-                self.assertEqual(p.grad is not None, L.is_adapter(k), k)
-            opt.step()
-            opt.zero_grad()
-            losses.append(loss.item())
-        self.assertLess(losses[-1], losses[0])
-        for k, v in m.state_dict().items():
-            if not L.is_adapter(k):
-                self.assertTrue(torch.equal(v, base[k]), k)
+        train_adapters_alone(self, m, x, 6)
 
     def test_positions_start_where_they_are_told(self):
         """Without a rotary table the model has no band to build (GPT-2's
