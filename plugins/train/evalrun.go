@@ -125,7 +125,7 @@ func prepareEval(req *api.ApplyRequest, opts Options) (*evalRun, api.Diagnostics
 func evalProcesses(l api.Layout, hw hardwareConfig, device string) (nodes, procs int, diags api.Diagnostics) {
 	if l.TP > 1 || l.PP > 1 || l.CP > 1 {
 		return 0, 0, api.Diagnostics{{Severity: api.Error, Summary: "Evaluation splits no layer", Path: cty.GetAttrPath("layout"),
-			Detail: fmt.Sprintf("An eval stage splits the work between its dp ranks, each holding the whole model or, with fsdp = true, a share of its weights; its layout sets dp (and fsdp) alone, but this one has tp = %d, pp = %d, cp = %d.", l.TP, l.PP, l.CP)}}
+			Detail: fmt.Sprintf("An eval stage splits the work between its dp ranks, each holding the whole model or, with fsdp = true (or zero = 3), a share of its weights; this layout has tp = %d, pp = %d, cp = %d. Set tp, pp and cp to 1, and fsdp = true where the model does not fit on one GPU.", l.TP, l.PP, l.CP)}}
 	}
 	nodes, procs, diags = processes(l, hw, device)
 	if nodes > 1 {
