@@ -30,6 +30,9 @@ PARTIAL = ".partial"
 MANIFEST = "gpuflow-export.json"
 SHARD_BYTES = 5 * 2**30
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+# safetensors' header names for the storage types gpuflow reads (the plan
+# refuses a folder of any other).
+STORED = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
 
 
 class FolderError(Exception):
@@ -52,6 +55,16 @@ def weight_map(folder):
     from safetensors import safe_open
     with safe_open(single, framework="pt") as f:
         return {k: "model.safetensors" for k in f.keys()}
+
+
+def stored_dtype(folder):
+    """The storage type of the folder's tensors, from the safetensors header
+    of the first by name: what an export keeps when config.json names no
+    type, as public GPT-2's does not."""
+    from safetensors import safe_open
+    name, file = min(weight_map(folder).items())
+    with safe_open(os.path.join(folder, file), framework="pt") as f:
+        return STORED[f.get_slice(name).get_dtype()]
 
 
 def local_box(p):

@@ -357,12 +357,14 @@ class Trainer:
         return self.tp_rank == 0 and self.dp_rank == 0
 
     def _export_dtype(self):
-        """The exported weights' storage type: the source folder's, else bf16."""
+        """The exported weights' storage type: the source folder's (as its
+        config.json names it, else as its tensors are stored); bf16 for a
+        model from a preset."""
         m = self.cfg.model
         if not m.hf:
             return "bfloat16"
         c = models.read_config(m.hf)
-        return c.get("dtype") or c.get("torch_dtype") or "bfloat16"
+        return c.get("dtype") or c.get("torch_dtype") or hf.stored_dtype(m.hf)
 
     def _batch(self, step):
         batch = self._checked(self.batches.local(step, self.dp_rank, self.layout.dp))

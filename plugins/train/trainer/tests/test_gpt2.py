@@ -177,6 +177,9 @@ class GPT2HuggingFaceTest(unittest.TestCase):
         want = m.state_dict()
         for k, v in back.state_dict().items():
             self.assertTrue(torch.equal(v, want[k]), k)
+        # Public GPT-2's config.json names no type: the export keeps the
+        # tensors' own.
+        self.assertEqual(hf.stored_dtype(tmp), "float32")
 
     def test_fused_peft_adapter_is_the_three(self):
         """q and v adapted, k not: PEFT's one c_attn adapter, scaled by
