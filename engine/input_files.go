@@ -64,13 +64,9 @@ func attrPath(attr string) cty.Path {
 // knownString is the non-empty string at path in config, where every step
 // of the path is there and known.
 func knownString(config cty.Value, path cty.Path) (string, bool) {
-	v := config
-	for _, step := range path {
-		name := step.(cty.GetAttrStep).Name
-		if v.IsNull() || !v.IsKnown() || !v.Type().IsObjectType() || !v.Type().HasAttribute(name) {
-			return "", false
-		}
-		v = v.GetAttr(name)
+	v, err := path.Apply(config)
+	if err != nil {
+		return "", false
 	}
 	v, _ = v.Unmark()
 	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String || v.AsString() == "" {

@@ -12,7 +12,6 @@ import (
 	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/engine/model/hf"
 	"github.com/gpuflow/gpuflow/plugins/api"
-	"github.com/gpuflow/gpuflow/plugins/sdk"
 )
 
 // checkWeights checks the folders of weights a stage starts from (its
@@ -29,7 +28,7 @@ func (p *planner) checkWeights(n *stageNode, sp *StagePlan, config cty.Value) hc
 	}
 	var diags hcl.Diagnostics
 	for _, name := range n.plugin.Contract.Weights {
-		path, ok := knownPath(config, name)
+		path, ok := knownString(config, cty.GetAttrPath(name))
 		if !ok {
 			continue
 		}
@@ -45,17 +44,6 @@ func (p *planner) checkWeights(n *stageNode, sp *StagePlan, config cty.Value) hc
 		}
 	}
 	return diags
-}
-
-// knownPath is the string value of attribute name, where it is known.
-func knownPath(config cty.Value, name string) (string, bool) {
-	var w struct {
-		Path string `cty:"weights"`
-	}
-	if diags := sdk.Decode(renamed(config, map[string]string{"weights": name}), &w); diags.HasErrors() || w.Path == "" {
-		return "", false
-	}
-	return w.Path, true
 }
 
 // folderProblem says what is wrong with the Hugging Face folder at path
