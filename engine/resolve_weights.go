@@ -56,28 +56,30 @@ func folderProblem(path, attr string, m *StageModel) string {
 	if err != nil {
 		return fmt.Sprintf("gpuflow cannot start training from this folder: %v.", err)
 	}
-	if diff := shapeDifferences(c.Shape(), m.Shape); len(diff) > 0 {
+	if diff := shapeDifferences(c, m.Shape); len(diff) > 0 {
 		return fmt.Sprintf("The folder's config.json does not describe model.%s: %s. Point %s at the folder of the model the stage trains, or name that folder in the model block (from = %q), which takes its shape from config.json.",
 			m.Name, strings.Join(diff, "; "), attr, path)
 	}
 	return ""
 }
 
-// shapeDifferences lists where folder, read from config.json, and want,
-// the stage's model, disagree on what the weights' shapes depend on.
-func shapeDifferences(folder, want model.Shape) []string {
+// shapeDifferences lists where the folder's config.json and want, the
+// stage's model, disagree on what the weights' shapes depend on, under
+// the file's own keys (GPT-2's n_layer, n_embd, ...).
+func shapeDifferences(c *hf.Config, want model.Shape) []string {
+	folder := c.Shape()
 	var out []string
-	add := func(key, arg string, got, need any) {
+	add := func(arg string, got, need any) {
 		if got != need {
-			out = append(out, fmt.Sprintf("%s = %v where the model has %s = %v", key, got, arg, need))
+			out = append(out, fmt.Sprintf("%s = %v where the model has %s = %v", c.Key(arg), got, arg, need))
 		}
 	}
-	add("num_hidden_layers", "layers", folder.Layers, want.Layers)
-	add("hidden_size", "hidden", folder.Hidden, want.Hidden)
-	add("intermediate_size", "ffn_hidden", folder.FFNHidden, want.FFNHidden)
-	add("num_attention_heads", "heads", folder.Heads, want.Heads)
-	add("num_key_value_heads", "kv_heads", folder.KVHeads, want.KVHeads)
-	add("vocab_size", "vocab", folder.Vocab, want.Vocab)
-	add("tie_word_embeddings", "tied_embeddings", folder.TiedEmbeddings, want.TiedEmbeddings)
+	add("layers", folder.Layers, want.Layers)
+	add("hidden", folder.Hidden, want.Hidden)
+	add("ffn_hidden", folder.FFNHidden, want.FFNHidden)
+	add("heads", folder.Heads, want.Heads)
+	add("kv_heads", folder.KVHeads, want.KVHeads)
+	add("vocab", folder.Vocab, want.Vocab)
+	add("tied_embeddings", folder.TiedEmbeddings, want.TiedEmbeddings)
 	return out
 }
