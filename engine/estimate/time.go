@@ -239,15 +239,12 @@ func (j *job) elementwiseTime() float64 {
 		return 0
 	}
 	l, s := j.l, j.in.Model
-	replicated, shard, ffn := float64(replicatedBytes), float64(shardBytes), float64(geluBytes)
-	ffnRecompute := float64(geluRecomputeBytes)
+	full := l.Recompute == layout.RecomputeFull
+	replicated := withRecompute(replicatedBytes, replicatedRecomputeBytes, full)
+	shard := withRecompute(shardBytes, shardRecomputeBytes, full)
+	ffn := withRecompute(geluBytes, geluRecomputeBytes, full)
 	if s.Activation == model.ActivationSwiGLU {
-		ffn, ffnRecompute = swigluBytes, swigluRecomputeBytes
-	}
-	if l.Recompute == layout.RecomputeFull {
-		replicated += replicatedRecomputeBytes
-		shard += shardRecomputeBytes
-		ffn += ffnRecompute
+		ffn = withRecompute(swigluBytes, swigluRecomputeBytes, full)
 	}
 	width := float64(l.TP)
 	if l.SequenceParallel {
@@ -256,6 +253,15 @@ func (j *job) elementwiseTime() float64 {
 	h, f := float64(s.Hidden), float64(s.FFNHidden)
 	perToken := (replicated*width+shard)*h + ffn*f
 	return j.tokensPerGPU() * float64(s.Layers) * perToken / hbm
+}
+
+// withRecompute is a kernel group's bytes, its forward again when the
+// layer is fully recomputed.
+func withRecompute(bytes, recompute float64, full bool) float64 {
+	if full {
+		return bytes + recompute
+	}
+	return bytes
 }
 
 // Bytes moved per element by dynamic per-tensor fp8 scaling, outside the

@@ -68,12 +68,12 @@ func (j *job) trainerElementwiseTime() float64 {
 	}
 	l, s := j.l, j.in.Model
 	full := l.Recompute == layout.RecomputeFull
-	hidden, rotary, ffn := trainerBytes(trainerHiddenBytes, trainerHiddenRecomputeBytes, full), 0.0, 0.0
+	hidden, rotary, ffn := withRecompute(trainerHiddenBytes, trainerHiddenRecomputeBytes, full), 0.0, 0.0
 	if s.Activation == model.ActivationSwiGLU {
-		rotary = trainerBytes(trainerRotaryBytes, trainerRotaryRecomputeBytes, full)
-		ffn = trainerBytes(trainerSwiGLUBytes, trainerSwiGLURecomputeBytes, full)
+		rotary = withRecompute(trainerRotaryBytes, trainerRotaryRecomputeBytes, full)
+		ffn = withRecompute(trainerSwiGLUBytes, trainerSwiGLURecomputeBytes, full)
 	} else {
-		ffn = trainerBytes(trainerGELUBytes, trainerGELURecomputeBytes, full)
+		ffn = withRecompute(trainerGELUBytes, trainerGELURecomputeBytes, full)
 	}
 	width := float64(l.TP)
 	if l.SequenceParallel {
@@ -84,15 +84,6 @@ func (j *job) trainerElementwiseTime() float64 {
 	perLayer := hidden*width*h + rotary*qk + ffn*f
 	outside := trainerOutsideHiddenBytes*width*h + j.lossBytes()*float64(s.Vocab)
 	return j.tokensPerGPU() * (float64(s.Layers)*perLayer + outside) / hbm
-}
-
-// trainerBytes is a kernel group's bytes, its forward again when the
-// layer is fully recomputed.
-func trainerBytes(bytes, recompute float64, full bool) float64 {
-	if full {
-		return bytes + recompute
-	}
-	return bytes
 }
 
 // lossBytes is the loss's bytes per logit element of this GPU's tokens
