@@ -18,7 +18,7 @@ func countModel(cfg *runConfig) api.Diagnostics {
 	s := countShape(cfg.Model)
 	if err := readWindow(cfg.Model.HF, &s); err != nil {
 		return api.Diagnostics{{Severity: api.Error, Summary: "Unusable model folder", Path: cty.GetAttrPath("model"),
-			Detail: fmt.Sprintf("%s.", err)}}
+			Detail: fmt.Sprintf("gpuflow reads the model folder's config.json for its sliding window, and cannot: %v. Point the model block's from at a Hugging Face folder with a readable config.json.", err)}}
 	}
 	params := counts.Count(s).Total(s.Layers)
 	var adapters float64
@@ -26,7 +26,7 @@ func countModel(cfg *runConfig) api.Diagnostics {
 		per, err := counts.AdaptersPerLayer(s, cfg.LoRA.Rank, cfg.LoRA.Targets)
 		if err != nil {
 			return api.Diagnostics{{Severity: api.Error, Summary: "Invalid LoRA", Path: cty.GetAttrPath("lora").GetAttr("targets"),
-				Detail: fmt.Sprintf("%s.", err)}}
+				Detail: fmt.Sprintf("gpuflow reads the model folder's config.json for its sliding window, and cannot: %v. Point the model block's from at a Hugging Face folder with a readable config.json.", err)}}
 		}
 		adapters = per * float64(s.Layers)
 	}

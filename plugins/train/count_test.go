@@ -3,10 +3,12 @@ package train
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpuflow/gpuflow/plugins/api"
 	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
@@ -43,5 +45,25 @@ func TestCountReadsTheWindow(t *testing.T) {
 				t.Errorf("FLOPs per token (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCountRefusesAnUnreadableFolder: a model folder whose config.json
+// cannot be read is an error at model that says what to point from at.
+func TestCountRefusesAnUnreadableFolder(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{"no config.json": "", "not JSON": "{"}
+	for name, config := range tests {
+		dir := t.TempDir()
+		if config != "" {
+			if err := os.WriteFile(filepath.Join(dir, hfConfigFile), []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := runConfig{Model: modelConfig{Layers: 1, Hidden: 8, FFNHidden: 16, Heads: 2, KVHeads: 1, Vocab: 16, SeqLen: 8, HF: dir}}
+		diags := countModel(&cfg)
+		if !diags.HasErrors() || api.PathString(diags[0].Path) != "model" || !strings.Contains(diags[0].Detail, "Point the model block's from at") {
+			t.Errorf("%s: diagnostics %v, want an error at model that says where to point from", name, diags)
+		}
 	}
 }
