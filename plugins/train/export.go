@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
 // The trainer writes an export's tensors into FOLDER.partial with a
@@ -261,13 +263,13 @@ func finishPEFT(c runConfig, dir string) error {
 	}
 	cfg := map[string]any{
 		"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": c.LoRA.Rank, "lora_alpha": c.LoRA.Alpha,
-		"lora_dropout": c.LoRA.Dropout, "target_modules": peftTargets(c.LoRA.Targets),
+		"lora_dropout": c.LoRA.Dropout, "target_modules": peftTargets(c.Model, c.LoRA.Targets),
 		"base_model_name_or_path": base, "bias": "none", "fan_in_fan_out": false, "inference_mode": true,
 		"init_lora_weights": true, "modules_to_save": nil, "use_rslora": false, "use_dora": false,
 		"layers_to_transform": nil, "layers_pattern": nil, "rank_pattern": map[string]any{}, "alpha_pattern": map[string]any{},
 	}
 	if c.Model.Activation == activationGELU {
-		gpt2PEFT(cfg, *c.LoRA)
+		gpt2PEFT(cfg, c.Model, *c.LoRA)
 	}
 	return writeJSON(filepath.Join(dir, peftConfigFile), cfg)
 }
@@ -283,13 +285,10 @@ var gpt2Modules = map[string]string{"q_proj": "attn.c_attn", "k_proj": "attn.c_a
 // adapted, c_attn's rank n*r and alpha n*alpha: the trainer writes their
 // adapters as one of rank n*r (A's rows stacked, B block-diagonal), whose
 // scaling must stay alpha / r.
-func gpt2PEFT(cfg map[string]any, l loraConfig) {
+func gpt2PEFT(cfg map[string]any, model modelConfig, l loraConfig) {
 	set, fused := map[string]bool{}, 0
-	for _, t := range peftTargets(l.Targets) {
-		m, ok := gpt2Modules[t] // all-linear's gate_proj is not in GPT-2
-		if !ok {
-			continue
-		}
+	for _, t := range peftTargets(model, l.Targets) {
+		m := gpt2Modules[t] // countModel refused a target GPT-2 does not have
 		set[m] = true
 		if m == "attn.c_attn" {
 			fused++
@@ -302,25 +301,12 @@ func gpt2PEFT(cfg map[string]any, l loraConfig) {
 	}
 }
 
-// loraAliases are the trainer's short target names (trainer/lora.py).
-var loraAliases = map[string][]string{
-	"q": {"q_proj"}, "k": {"k_proj"}, "v": {"v_proj"}, "o": {"o_proj"},
-	"gate": {"gate_proj"}, "up": {"up_proj"}, "down": {"down_proj"},
-	"all-linear": {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
-	"all_linear": {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
-}
-
-// peftTargets are the adapted modules under transformers' names, sorted.
-func peftTargets(targets []string) []string {
+// peftTargets are the adapted modules under transformers' names, sorted,
+// with all-linear spelled out as the model's linear layers.
+func peftTargets(m modelConfig, targets []string) []string {
 	set := map[string]bool{}
-	for _, t := range targets {
-		names, ok := loraAliases[t]
-		if !ok {
-			names = []string{t}
-		}
-		for _, n := range names {
-			set[n] = true
-		}
+	for _, t := range counts.ExpandTargets(countShape(m), targets) {
+		set[counts.TargetName(t)+"_proj"] = true
 	}
 	return slices.Sorted(maps.Keys(set))
 }

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -149,11 +148,24 @@ func copyDir(t *testing.T, from, to string) {
 	}
 }
 
-// TestPEFTTargets expands the trainer's short names to transformers' ones.
+// TestPEFTTargets expands the trainer's short names to transformers' ones,
+// and all-linear to the model's linear layers (GPT-2's MLP has no gate).
 func TestPEFTTargets(t *testing.T) {
 	t.Parallel()
-	got := peftTargets([]string{"q", "v_proj", "down"})
-	if want := []string{"down_proj", "q_proj", "v_proj"}; !slices.Equal(got, want) {
-		t.Errorf("peftTargets = %v, want %v", got, want)
+	tests := map[string]struct {
+		activation string
+		targets    []string
+		want       []string
+	}{
+		"short and long names": {"swiglu", []string{"q", "v_proj", "down"}, []string{"down_proj", "q_proj", "v_proj"}},
+		"all-linear, Llama": {"swiglu", []string{"all-linear"},
+			[]string{"down_proj", "gate_proj", "k_proj", "o_proj", "q_proj", "up_proj", "v_proj"}},
+		"all-linear, GPT-2": {"gelu", []string{"all-linear"}, []string{"down_proj", "k_proj", "o_proj", "q_proj", "up_proj", "v_proj"}},
+	}
+	for name, tc := range tests {
+		got := peftTargets(modelConfig{Activation: tc.activation}, tc.targets)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: peftTargets (-want +got):\n%s", name, diff)
+		}
 	}
 }
