@@ -32,6 +32,7 @@ import model as M
 import models
 import parallel
 import rules
+import xent
 from board import Board
 from data import IGNORE, Batches, DataError, InOrder, TokenShards, inputs_and_labels
 from lora import add_adapters, freeze_base, is_adapter, merge_into_base
@@ -204,6 +205,11 @@ class Trainer:
         if l.tp > 1:
             self.loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"])
             self.summed_loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"], "sum")
+        elif not self.cpu:
+            # Reads the logits once in the forward, where the compiled
+            # F.cross_entropy reads them twice (xent.py).
+            self.loss_fn = xent.cross_entropy
+            self.summed_loss_fn = xent.summed_cross_entropy
         elif cfg.compile:
             # A model the compiler cannot handle still trains, eagerly; the
             # compiler's error goes to stderr.
