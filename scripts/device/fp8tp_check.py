@@ -37,7 +37,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from train_correctness import markov_tokens  # noqa: E402
+from train_correctness import last_line, markov_tokens  # noqa: E402
 
 STEPS = 50
 # Every rank casts to the fp8 values one process casts (the scales come
@@ -296,14 +296,6 @@ def result(work, name):
     for part in parts:
         grads.update(torch.load(part))
     return json.load(open(path)), grads, ""
-
-
-def last_line(path):
-    if not os.path.exists(path):
-        return ""
-    with open(path) as f:
-        lines = f.read().strip().splitlines()
-    return lines[-1] if lines else ""
 
 
 def base_kept(work, name):

@@ -34,7 +34,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from train_correctness import markov_tokens, write_indexed, write_shard  # noqa: E402
+from train_correctness import last_line, markov_tokens, write_indexed, write_shard  # noqa: E402
 
 STEPS = 50
 # CPU ranks train in fp32; the layouts only reorder sums (all-reduces,
@@ -150,15 +150,6 @@ def launch(argv, folder, env, timeout=600):
             return subprocess.run(argv, stdout=out, stderr=err, env=env, timeout=timeout).returncode
         except subprocess.TimeoutExpired:
             return f"none: stopped after {timeout} s"
-
-
-def last_line(path):
-    """The last line of a log, or "" where there is none."""
-    if not os.path.exists(path):
-        return ""
-    with open(path) as f:
-        lines = f.read().strip().splitlines()
-    return lines[-1] if lines else ""
 
 
 def mask_run(work, here, trainer, layout):

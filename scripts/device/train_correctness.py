@@ -56,6 +56,15 @@ def write_indexed(prefix, values, dtype, code):
         f.write(np.arange(n + 1, dtype=np.int64).tobytes())
 
 
+def last_line(path):
+    """The last line of a log, or "" where there is none."""
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        lines = f.read().strip().splitlines()
+    return lines[-1] if lines else ""
+
+
 def markov_tokens(vocab, n):
     """A learnable stream of n token ids (seed 0): each token follows from
     the one before by a fixed random map, but for 20% drawn afresh."""
