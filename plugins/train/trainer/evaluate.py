@@ -106,17 +106,10 @@ class Evaluator:
         its 1/N share when the layout shards it."""
         if self.sharded:
             return self._load_sharded()
-        cfg = self.cfg
         with torch.device(self.device):
             m = M.Transformer(self.args)
-        if cfg.base:
-            lora, adapters = read_adapters(cfg.weights)
-            add_adapters(m, lora)
-            self._weights(m, cfg.base, cfg.base_format, lambda k: not is_adapter(k))
-            load_adapters(m, adapters, cfg.weights)
-            self.rep.log(f"LoRA adapters (rank {lora.rank}, targets {', '.join(lora.targets)}) from {cfg.weights} over {cfg.base}")
-        else:
-            self._weights(m, cfg.weights, cfg.weights_format, lambda k: True)
+        lora = self._adapt(m)
+        self._read(m, lora)
         if not self.cpu:
             m.to(torch.bfloat16)
         return self._ready(m, "whole on each")
@@ -126,26 +119,38 @@ class Evaluator:
         over the ranks, then each rank's share of every weight read into
         place (hf.load and DCP read shards), so no rank ever holds it whole."""
         from torch.distributed.device_mesh import init_device_mesh
-        cfg = self.cfg
         with torch.device("meta"):
             m = M.Transformer(self.args)
-        lora = None
-        if cfg.base:
-            lora, adapters = read_adapters(cfg.weights)
-            add_adapters(m, lora)
+        lora = self._adapt(m)
         dtype = torch.float32 if self.cpu else torch.bfloat16
         m.to(dtype)
         # As training shards at fsdp = true: each block's weights gathered
         # for its forward and freed after it.
         parallel.apply_fsdp(m, init_device_mesh(self.device.type, (self.world,)), True, compute_dtype=dtype)
         m.to_empty(device=self.device)
-        if lora:
-            self._weights(m, cfg.base, cfg.base_format, lambda k: not is_adapter(k))
-            load_adapters(m, adapters, cfg.weights)
-            self.rep.log(f"LoRA adapters (rank {lora.rank}, targets {', '.join(lora.targets)}) from {cfg.weights} over {cfg.base}")
-        else:
-            self._weights(m, cfg.weights, cfg.weights_format, lambda k: True)
+        self._read(m, lora)
         return self._ready(m, "sharded by FSDP2 over")
+
+    def _adapt(self, m):
+        """Adds a LoRA checkpoint's adapters to m (none without a base):
+        read_adapters' settings and tensors, for _read."""
+        if not self.cfg.base:
+            return None
+        lora, adapters = read_adapters(self.cfg.weights)
+        add_adapters(m, lora)
+        return lora, adapters
+
+    def _read(self, m, lora):
+        """Reads the weights into m: with lora (_adapt's), the base's and
+        the adapters over them."""
+        cfg = self.cfg
+        if lora is None:
+            self._weights(m, cfg.weights, cfg.weights_format, lambda k: True)
+            return
+        spec, adapters = lora
+        self._weights(m, cfg.base, cfg.base_format, lambda k: not is_adapter(k))
+        load_adapters(m, adapters, cfg.weights)
+        self.rep.log(f"LoRA adapters (rank {spec.rank}, targets {', '.join(spec.targets)}) from {cfg.weights} over {cfg.base}")
 
     def _ready(self, m, held):
         m.init_buffers(self.device)  # the rotary table stays fp32
