@@ -8,6 +8,7 @@ map to Slots (models/slot.py)."""
 
 import re
 
+from models.peft import adapter_of, peft_name
 from models.slot import Slot
 
 TOP = {"tok_embeddings.weight": "transformer.wte.weight", "pos_embeddings.weight": "transformer.wpe.weight",
@@ -61,8 +62,8 @@ def peft_tensors(adapters):
     import torch
     grouped = {}
     for fqn, t in adapters.items():
-        module, which = fqn.rsplit(".lora_", 1)
-        grouped.setdefault(module, {})["A" if which.startswith("a") else "B"] = t
+        module, ab = adapter_of(fqn)
+        grouped.setdefault(module, {})[ab] = t
     out, fused = {}, {}
     for module, ab in grouped.items():
         layer, sub = LAYER_MODULE.match(module).groups()
@@ -70,7 +71,7 @@ def peft_tensors(adapters):
             fused.setdefault(layer, {})[QKV[sub]] = ab
             continue
         for k, t in ab.items():
-            out[f"base_model.model.{module_to_hf(module)}.lora_{k}.weight"] = t
+            out[peft_name(module_to_hf(module), k)] = t
     for layer, blocks in fused.items():
         order = sorted(blocks)
         a = torch.cat([blocks[i]["A"] for i in order])
@@ -78,7 +79,6 @@ def peft_tensors(adapters):
         b = torch.zeros(3 * width, rank * len(order), dtype=a.dtype)
         for j, i in enumerate(order):
             b[i * width:(i + 1) * width, j * rank:(j + 1) * rank] = blocks[i]["B"]
-        out[f"base_model.model.transformer.h.{layer}.attn.c_attn.lora_A.weight"] = a
-        out[f"base_model.model.transformer.h.{layer}.attn.c_attn.lora_B.weight"] = b
+        c_attn = f"transformer.h.{layer}.attn.c_attn"
+        out[peft_name(c_attn, "A")], out[peft_name(c_attn, "B")] = a, b
     return out
-

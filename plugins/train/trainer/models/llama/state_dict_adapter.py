@@ -3,6 +3,8 @@ Qwen2 and Mistral name their tensors the same way."""
 
 import re
 
+from models.peft import adapter_of, peft_name
+
 TOP = {"tok_embeddings.weight": "model.embed_tokens.weight", "norm.weight": "model.norm.weight",
        "output.weight": "lm_head.weight"}
 LAYER = {"attention_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm",
@@ -46,7 +48,6 @@ def peft_tensors(adapters):
     """LoRA adapters ({trainer fqn: tensor}) under PEFT's names."""
     out = {}
     for fqn, t in adapters.items():
-        module, which = fqn.rsplit(".lora_", 1)
-        ab = "lora_A" if which.startswith("a") else "lora_B"
-        out[f"base_model.model.{module_to_hf(module)}.{ab}.weight"] = t
+        module, ab = adapter_of(fqn)
+        out[peft_name(module_to_hf(module), ab)] = t
     return out
