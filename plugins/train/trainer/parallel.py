@@ -91,7 +91,7 @@ def apply_tp(part, tp_mesh, sp):
     top = {}
     if part.tok_embeddings is not None:
         top["tok_embeddings"] = RowwiseParallel(input_layouts=Replicate(), output_layouts=between)
-    if getattr(part, "pos_embeddings", None) is not None:
+    if part.pos_embeddings is not None:
         top["pos_embeddings"] = RowwiseParallel(input_layouts=Replicate(), output_layouts=between)
     if part.norm is not None:
         if sp:
