@@ -322,10 +322,7 @@ class Completion:
         self.g, self.seq = g, args.seq_len
         self.tokens = list(prompt[-max(1, args.seq_len - g.max_new_tokens):])
         self.gen = torch.Generator().manual_seed(seed)
-        # Every layer's cache made now: FSDP2, moving a sharded model's
-        # inputs to its GPU, hands the forward a copy of a dict input, where
-        # an entry made on first use would be lost; the copy shares these.
-        self.cache = M.KVCache({str(i): M.LayerCache() for i in range(args.layers)})
+        self.cache = M.KVCache(args.layers)
         self.fed = 0
         self.out, self.finish = [], ""
         self._check_length()

@@ -231,11 +231,13 @@ class LayerCache:
 
 
 class KVCache(dict):
-    """Every layer's LayerCache, by layer name, made on first use."""
+    """Every layer's LayerCache, by layer name, for a model of `layers`
+    layers, all made up front: FSDP2, moving a sharded model's inputs to
+    its GPU, hands the forward a copy of a dict input, where an entry made
+    on first use would be lost; the copy shares these."""
 
-    def __missing__(self, name):
-        self[name] = LayerCache()
-        return self[name]
+    def __init__(self, layers):
+        super().__init__((str(i), LayerCache()) for i in range(layers))
 
 
 class FeedForward(nn.Module):
