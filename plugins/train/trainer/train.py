@@ -58,6 +58,8 @@ class Trainer:
             self.args, self.family = models.model_args(cfg.model)
         except (OSError, ValueError, KeyError, models.UnsupportedModel) as e:
             raise TrainerError("Model folder unusable", f"{cfg.model.hf}: {e}") from e
+        # Read now, so that a folder that cannot tell fails before training, not after it.
+        self.export_dtype = self._export_dtype() if cfg.export_hf else None
         self.lora = cfg.lora
         self.stop_requested = False
         self._check_rules()
@@ -354,7 +356,7 @@ class Trainer:
             if cfg.merge:
                 result["merged"] = self._merge(steps, loss)
         if cfg.export_hf:
-            hf.export_model(cfg.export_hf, self.parts, self.family.to_hf, lambda k: not is_adapter(k), self._export_dtype(),
+            hf.export_model(cfg.export_hf, self.parts, self.family.to_hf, lambda k: not is_adapter(k), self.export_dtype,
                             self._is_writer(), self.pp_rank)
         self.rep.emit("result", result=result)
 
@@ -369,8 +371,17 @@ class Trainer:
         m = self.cfg.model
         if not m.hf:
             return "bfloat16"
-        c = models.read_config(m.hf)
-        return c.get("dtype") or c.get("torch_dtype") or hf.stored_dtype(m.hf)
+        types = ", ".join(hf.DTYPES)
+        try:
+            c = models.read_config(m.hf)
+            dtype = c.get("dtype") or c.get("torch_dtype") or hf.stored_dtype(m.hf)
+        except (OSError, ValueError, KeyError, hf.FolderError) as e:
+            raise TrainerError("Export type unknown", f"{m.hf} does not tell the type to export its weights in (export_hf): "
+                               f"{type(e).__name__}: {e}. Name one ({types}) as dtype in its config.json.") from e
+        if dtype not in hf.DTYPES:
+            raise TrainerError("Export type unknown", f"{m.hf} stores its weights as {dtype}; an export (export_hf) writes "
+                               f"{types}. Name one of them as dtype in its config.json.")
+        return dtype
 
     def _batch(self, step):
         batch = self._checked(self.batches.local(step, self.dp_rank, self.layout.dp))
