@@ -35,39 +35,35 @@ exports see the same parameters under the same names.
 """
 
 import torch
+import torch.distributed._functional_collectives as funcol
 import torch.nn as nn
+from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
 
 import fp8
 
 
-def _collectives():
-    import torch.distributed._functional_collectives as funcol
-    return funcol
-
-
 def _wait(t):
-    funcol = _collectives()
     return t.wait() if isinstance(t, funcol.AsyncCollectiveTensor) else t
 
 
 def _group_amax(t, mesh):
     """The whole tensor's absolute maximum from this rank's shard t."""
-    return _wait(_collectives().all_reduce(fp8._amax(t), "max", mesh))
+    return _wait(funcol.all_reduce(fp8._amax(t), "max", mesh))
 
 
 def _gather(t, dim, mesh):
     """Shards along dim put together; fp8 travels as its bytes."""
     if t.element_size() == 1 and t.dtype.is_floating_point:
-        return _wait(_collectives().all_gather_tensor(t.view(torch.uint8), dim, mesh)).view(t.dtype)
-    return _wait(_collectives().all_gather_tensor(t, dim, mesh))
+        return _wait(funcol.all_gather_tensor(t.view(torch.uint8), dim, mesh)).view(t.dtype)
+    return _wait(funcol.all_gather_tensor(t, dim, mesh))
 
 
 def _reduce_scatter(t, dim, mesh):
-    return _wait(_collectives().reduce_scatter_tensor(t.contiguous(), "sum", dim, mesh))
+    return _wait(funcol.reduce_scatter_tensor(t.contiguous(), "sum", dim, mesh))
 
 
 def _all_reduce(t, mesh):
-    return _wait(_collectives().all_reduce(t.contiguous(), "sum", mesh))
+    return _wait(funcol.all_reduce(t.contiguous(), "sum", mesh))
 
 
 class _SequenceGather(torch.autograd.Function):
@@ -166,7 +162,6 @@ class Float8ParallelLinear(nn.Module):
     weight (colwise) or by its columns."""
 
     def __init__(self, linear, mesh, colwise, sp):
-        from torch.distributed.tensor import Replicate, Shard, distribute_tensor
         super().__init__()
         split = Shard(0) if colwise else Shard(1)
         self.weight = nn.Parameter(distribute_tensor(linear.weight.data, mesh, [split]), requires_grad=linear.weight.requires_grad)
@@ -226,8 +221,6 @@ def parallelize(block, mesh, colwise, rowwise, sp):
 
 
 def _input_hook(mesh, sp):
-    from torch.distributed.tensor import DTensor
-
     def hook(_, args):
         x = args[0]
         if isinstance(x, DTensor):
@@ -272,7 +265,6 @@ def frozen_linear(x, weight, bias):
     by rows or columns. The result is what F.linear gives on them, split
     by output columns or a partial sum, so the adapters' output adds to
     it and DTensor reduces both together."""
-    from torch.distributed.tensor import DTensor, Partial, Shard
     mesh = x.device_mesh
     colwise = weight.placements[-1] == Shard(0)
     if colwise:
