@@ -9,7 +9,8 @@ only the products are in fp8.
 A frozen weight (LoRA's base layers, frozen_linear) has no gradient: its
 layer runs the forward product and the input's gradient alone, and keeps
 for the backward only the weight it holds anyway and its scale, not an
-fp8 copy of it nor the input.
+fp8 copy of it nor the input. Its maximum never changes, so its layer
+(lora.FrozenLinear) takes it once and hands it in.
 """
 
 import torch
@@ -95,9 +96,8 @@ class _FrozenFP8Linear(torch.autograd.Function):
     each layer's forward to its backward."""
 
     @staticmethod
-    def forward(ctx, x, weight):
+    def forward(ctx, x, weight, w_amax):
         x2 = x.reshape(-1, x.shape[-1])
-        w_amax = _amax(weight)
         out = frozen_forward(x2, weight, _amax(x2), w_amax)
         ctx.save_for_backward(weight, w_amax)
         ctx.x_shape = x.shape
@@ -107,14 +107,15 @@ class _FrozenFP8Linear(torch.autograd.Function):
     def backward(ctx, grad_out):
         weight, w_amax = ctx.saved_tensors
         g = grad_out.reshape(-1, grad_out.shape[-1])
-        return frozen_input_grad(g, weight, _amax(g), w_amax).reshape(ctx.x_shape), None
+        return frozen_input_grad(g, weight, _amax(g), w_amax).reshape(ctx.x_shape), None, None
 
 
-def frozen_linear(x, weight):
-    """x w^T in fp8 for a frozen weight (no weight gradient)."""
+def frozen_linear(x, weight, w_amax=None):
+    """x w^T in fp8 for a frozen weight (no weight gradient); w_amax is the
+    weight's absolute maximum where the caller keeps it, else taken here."""
     if weight.requires_grad:
         raise ValueError("frozen_linear takes a frozen weight; a trained one needs Float8Linear's weight gradient")
-    return _FrozenFP8Linear.apply(x, weight)
+    return _FrozenFP8Linear.apply(x, weight, _amax(weight) if w_amax is None else w_amax)
 
 
 class Float8Linear(nn.Linear):

@@ -242,10 +242,9 @@ class _FrozenSplitFP8(torch.autograd.Function):
     are DTensor's (parallel.shard_lora)."""
 
     @staticmethod
-    def forward(ctx, x, weight, mesh, colwise):
+    def forward(ctx, x, weight, w_amax, mesh, colwise):
         x2 = x.reshape(-1, x.shape[-1])
         x_amax = fp8._amax(x2) if colwise else _group_amax(x2, mesh)
-        w_amax = _group_amax(weight, mesh)
         out = fp8.frozen_forward(x2, weight, x_amax, w_amax)
         ctx.save_for_backward(weight, w_amax)
         ctx.mesh, ctx.colwise, ctx.x_shape = mesh, colwise, x.shape
@@ -256,22 +255,31 @@ class _FrozenSplitFP8(torch.autograd.Function):
         weight, w_amax = ctx.saved_tensors
         g = grad_out.reshape(-1, grad_out.shape[-1])
         g_amax = _group_amax(g, ctx.mesh) if ctx.colwise else fp8._amax(g)
-        return fp8.frozen_input_grad(g, weight, g_amax, w_amax).reshape(ctx.x_shape), None, None, None
+        return fp8.frozen_input_grad(g, weight, g_amax, w_amax).reshape(ctx.x_shape), None, None, None, None
 
 
-def frozen_linear(x, weight, bias):
+def frozen_amax(x, weight):
+    """A split frozen weight's whole absolute maximum: its shard's,
+    all-reduced (MAX) over x's mesh, the same on every rank."""
+    return _group_amax(weight.to_local(), x.device_mesh)
+
+
+def frozen_linear(x, weight, bias, w_amax=None):
     """A frozen layer's x w^T + b in fp8 on DTensors as parallel.shard_lora
     places them: x whole (colwise) or split by features (rowwise), w split
     by rows or columns. The result is what F.linear gives on them, split
     by output columns or a partial sum, so the adapters' output adds to
-    it and DTensor reduces both together."""
+    it and DTensor reduces both together. w_amax is frozen_amax's where the
+    caller keeps it, else taken here."""
     mesh = x.device_mesh
+    if w_amax is None:
+        w_amax = frozen_amax(x, weight)
     colwise = weight.placements[-1] == Shard(0)
     if colwise:
         # Each rank's input gradient is its columns' share: a partial sum.
-        local = _FrozenSplitFP8.apply(x.to_local(grad_placements=[Partial()]), weight.to_local(), mesh, True)
+        local = _FrozenSplitFP8.apply(x.to_local(grad_placements=[Partial()]), weight.to_local(), w_amax, mesh, True)
         out = DTensor.from_local(local, mesh, [Shard(local.ndim - 1)], run_check=False)
     else:
-        local = _FrozenSplitFP8.apply(x.to_local(), weight.to_local(), mesh, False)
+        local = _FrozenSplitFP8.apply(x.to_local(), weight.to_local(), w_amax, mesh, False)
         out = DTensor.from_local(local, mesh, [Partial()], run_check=False)
     return out if bias is None else out + bias.to(out.dtype)

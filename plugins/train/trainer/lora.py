@@ -43,14 +43,29 @@ class FrozenLinear(nn.Module):
         if self.bias is not None:
             self.bias.requires_grad_(False)
         self.fp8 = fp8
+        self.w_amax = None  # the weight's absolute maximum under fp8, once taken
 
     def frozen(self, x):
         if not self.fp8:
             return F.linear(x, self.weight, self.bias)
         if isinstance(self.weight, DTensor):
-            return fp8tp.frozen_linear(x, self.weight, self.bias)
-        out = FP8.frozen_linear(x, self.weight)
+            return fp8tp.frozen_linear(x, self.weight, self.bias, self._weight_amax(x))
+        out = FP8.frozen_linear(x, self.weight, self._weight_amax(x))
         return out if self.bias is None else out + self.bias.to(out.dtype)
+
+    def _weight_amax(self, x):
+        """The weight's absolute maximum for its fp8 scale, taken on the
+        first product and kept: a frozen weight never changes, and
+        merge_into_base, which changes it, drops the kept one. Under tensor
+        parallelism it is the whole weight's, all-reduced over the group,
+        so every rank keeps the same. None (taken per product) while the
+        weight trains."""
+        w = self.weight
+        if w.requires_grad:
+            return None
+        if self.w_amax is None:
+            self.w_amax = fp8tp.frozen_amax(x, w) if isinstance(w, DTensor) else FP8._amax(w)
+        return self.w_amax
 
     def forward(self, x):
         return self.frozen(x)
@@ -125,6 +140,7 @@ def merge_into_base(model):
         a = a.full_tensor() if isinstance(a, DTensor) else a
         b = b.full_tensor() if isinstance(b, DTensor) else b
         delta = (b.float() @ a.float()) * module.scale
+        module.w_amax = None
         if isinstance(w, DTensor):
             local = w.to_local()
             local.add_(distribute_tensor(delta, w.device_mesh, w.placements).to_local().to(local.dtype))

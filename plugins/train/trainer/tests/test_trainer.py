@@ -591,6 +591,25 @@ class FP8FrozenTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "frozen weight"):
             fp8.frozen_linear(torch.randn(2, 8), torch.randn(4, 8, requires_grad=True))
 
+    def test_a_frozen_weight_maximum_is_taken_once(self):
+        """A frozen layer keeps its weight's maximum from its first product
+        and scales every later one by it, with the products unchanged; a
+        trained weight keeps none, and a merge drops the kept one."""
+        import fp8
+        torch.manual_seed(0)
+        lin = L.LoRALinear(torch.nn.Linear(64, 96, bias=False), 4, 8, 0.0, fp8=True)
+        x = torch.randn(4, 8, 64)
+        first = lin(x)
+        kept = lin.w_amax
+        self.assertTrue(torch.equal(kept, fp8._amax(lin.weight)))
+        self.assertTrue(torch.equal(lin(x), first))
+        self.assertIs(lin.w_amax, kept)
+        L.merge_into_base(lin)
+        self.assertIsNone(lin.w_amax)
+        lin.weight.requires_grad_(True)
+        self.assertIsNone(lin._weight_amax(x))
+        self.assertIsNone(lin.w_amax)
+
     def test_lora_trains_adapters_and_leaves_the_base(self):
         """A few AdamW steps of LoRA over an fp8 base: the base weights end
         as they started, bit for bit, without gradients; every block product
