@@ -12,13 +12,12 @@ has no loss and is left out).
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from train_correctness import markov_tokens, write_shard  # noqa: E402
+from train_correctness import launch, markov_tokens, write_shard  # noqa: E402
 
 STEPS = 200
 WARMUP = 20
@@ -43,9 +42,10 @@ def run(work, trainer, precision):
     path = os.path.join(folder, "config.json")
     with open(path, "w") as f:
         json.dump(cfg, f, indent=1)
-    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
-        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=1",
-                        os.path.join(trainer, "train.py"), "--config", path], stdout=out, stderr=err, timeout=600)
+    rc = launch([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=1",
+                 os.path.join(trainer, "train.py"), "--config", path], folder)
+    if rc != 0:
+        print(f"{precision}: exit {rc}")
     steps, result = {}, None
     with open(os.path.join(folder, "stdout.log")) as f:
         for line in f:

@@ -25,7 +25,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -34,7 +33,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from train_correctness import last_line, markov_tokens, write_indexed, write_shard  # noqa: E402
+from train_correctness import last_line, launch, markov_tokens, write_indexed, write_shard  # noqa: E402
 
 STEPS = 50
 # CPU ranks train in fp32; the layouts only reorder sums (all-reduces,
@@ -139,17 +138,6 @@ def run(work, trainer, group, layout):
     rc = launch([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={world}",
                  os.path.join(trainer, "train.py"), "--config", path], folder, env)
     return f"{group}.{layout}", rc, time.time() - t0
-
-
-def launch(argv, folder, env, timeout=600):
-    """Runs argv with its output in folder's stdout.log and stderr.log; its
-    exit code, or a note that it was stopped, so that one run cut by the
-    timeout leaves the others' table whole."""
-    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
-        try:
-            return subprocess.run(argv, stdout=out, stderr=err, env=env, timeout=timeout).returncode
-        except subprocess.TimeoutExpired:
-            return f"none: stopped after {timeout} s"
 
 
 def mask_run(work, here, trainer, layout):

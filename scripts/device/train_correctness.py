@@ -65,6 +65,17 @@ def last_line(path):
     return lines[-1] if lines else ""
 
 
+def launch(argv, folder, env=None, timeout=600):
+    """Runs argv with its output in folder's stdout.log and stderr.log; its
+    exit code, or a note that it was stopped, so that one run cut by the
+    timeout leaves the others' table whole."""
+    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
+        try:
+            return subprocess.run(argv, stdout=out, stderr=err, env=env, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            return f"none: stopped after {timeout} s"
+
+
 def markov_tokens(vocab, n):
     """A learnable stream of n token ids (seed 0): each token follows from
     the one before by a fixed random map, but for 20% drawn afresh."""
@@ -105,9 +116,8 @@ def run(a):
         json.dump(cfg, f, indent=1)
     l = cfg["layout"]
     world = l["tp"] * l["pp"] * l["dp"]
-    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
-        rc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={world}",
-                             TRAINER, "--config", path], stdout=out, stderr=err, timeout=a.timeout).returncode
+    rc = launch([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={world}",
+                 TRAINER, "--config", path], folder, timeout=a.timeout)
     print(f"{a.name}: exit {rc}")
     return rc
 
