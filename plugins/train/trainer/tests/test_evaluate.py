@@ -210,7 +210,9 @@ class AgainstTransformersTest(unittest.TestCase):
     @torch.no_grad()
     def test_choice_scores_match(self):
         got = E.read_jsonl(self.work + "/scores.jsonl")
+        self.assertEqual(len(got), len(self.questions))
         for q, s in zip(self.questions, got):
+            self.assertEqual(len(s["loglikelihoods"]), len(q["continuations"]))
             for cont, ll in zip(q["continuations"], s["loglikelihoods"]):
                 row = E.window(q["context"], cont, SEQ)
                 logp = torch.log_softmax(self.hf(torch.tensor([row])).logits[0], dim=-1)
@@ -220,6 +222,7 @@ class AgainstTransformersTest(unittest.TestCase):
     @torch.no_grad()
     def test_greedy_completions_match(self):
         got = E.read_jsonl(self.work + "/completions.jsonl")
+        self.assertEqual(len(got), len(self.prompts))
         for p, c in zip(self.prompts, got):
             want = self.hf.generate(torch.tensor([p]), max_new_tokens=6, do_sample=False, attention_mask=torch.ones(1, len(p), dtype=torch.long),
                                     pad_token_id=0)[0, len(p):].tolist()
@@ -280,8 +283,10 @@ class ShardedTest(unittest.TestCase):
     def test_choice_scores_match(self):
         whole, sharded = self.runs["whole"][1], self.runs["sharded"][1]
         self.assertEqual(len(sharded), 5)
+        self.assertEqual(len(whole), len(sharded))
         for w, s in zip(whole, sharded):
             self.assertEqual(s["greedy"], w["greedy"])
+            self.assertEqual(len(s["loglikelihoods"]), len(w["loglikelihoods"]))
             for a, b in zip(s["loglikelihoods"], w["loglikelihoods"]):
                 self.assertAlmostEqual(a, b, delta=1e-5)
 
