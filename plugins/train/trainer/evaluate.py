@@ -186,7 +186,7 @@ class Evaluator:
         mine = list(range(self.rank, n, self.world))
         batches = [mine[i:i + batch] for i in range(0, len(mine), batch)]
         sums = torch.zeros(2, dtype=torch.float64, device=self.device)
-        for rows in self._lockstep(batches, math.ceil(math.ceil(n / self.world) / batch)):
+        for rows in self._lockstep(batches):
             if rows is None:
                 continue
             tokens = torch.from_numpy(np.stack([shards.sample(j) for j in rows])).to(self.device)
@@ -213,18 +213,25 @@ class Evaluator:
             raise TrainerError("Token beyond the vocabulary", f"The input holds token id {top}, but the model's vocab is {self.args.vocab}; "
                                "evaluate with the tokenizer the model was trained with.")
 
-    def _lockstep(self, mine, most):
+    def _lockstep(self, mine):
         """This rank's items; when the model is sharded, padded with None
-        to `most` (the busiest rank's count), each None a one-token forward
-        whose result is dropped, so that every rank enters FSDP2's gathers
-        as often as the others."""
-        for item in mine:
-            yield item
-        if not self.sharded:
-            return
+        to the busiest rank's count, each None a one-token forward whose
+        result is dropped, so that every rank enters FSDP2's gathers as
+        often as the others."""
+        most = self._most(len(mine))  # before this rank's first forward, as on every rank
+        yield from mine
         for _ in range(most - len(mine)):
             self._idle_forward()
             yield None
+
+    def _most(self, count):
+        """The largest of the ranks' counts when the model is sharded (one
+        number all-reduced), else this rank's own."""
+        if not self.sharded:
+            return count
+        t = torch.tensor([count], device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return int(t.item())
 
     def _idle_forward(self):
         """A forward for its gathers alone: one token, result dropped. The
@@ -239,7 +246,7 @@ class Evaluator:
         questions = read_jsonl(c.questions)
         self._check_vocab_lists([q["context"] for q in questions] + [cont for q in questions for cont in q["continuations"]])
         scores = {}
-        for i in self._lockstep(range(self.rank, len(questions), self.world), math.ceil(len(questions) / self.world)):
+        for i in self._lockstep(range(self.rank, len(questions), self.world)):
             if i is not None:
                 q = questions[i]
                 scores[i] = self._loglikelihoods(q["context"], q["continuations"])
