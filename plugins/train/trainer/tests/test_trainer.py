@@ -712,6 +712,46 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(t.mfu(), 1000 * 6 / 200)
 
 
+class ExportTypeTest(unittest.TestCase):
+    """The export's storage type, read when the trainer starts (before any
+    process group): the source folder's config.json's, else its weights'
+    as stored; a folder that tells neither, or names a type an export
+    cannot write, fails then, naming the folder."""
+
+    def trainer(self, hf_config, weights=None):
+        """A trainer maker for the tiny run with export_hf set, its model
+        from a Llama folder of hf_config and, when given, weights."""
+        import train as T
+        from report import Reporter
+        folder = tempfile.mkdtemp()
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump(dict(hf_config, architectures=["LlamaForCausalLM"]), f)
+        if weights is not None:
+            from safetensors.torch import save_file
+            save_file({"model.embed_tokens.weight": weights}, os.path.join(folder, "model.safetensors"))
+        cfg = C.load(os.path.join(TESTDATA, "pretrain.json"))
+        cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, hf=folder), export_hf=folder + "-export")
+        return folder, lambda: T.Trainer(cfg, Reporter(False))
+
+    def test_the_folder_tells_the_type(self):
+        cases = {"dtype": ({"dtype": "float16"}, None, "float16"), "torch_dtype": ({"torch_dtype": "float32"}, None, "float32"),
+                 "stored": ({}, torch.zeros(2, 2, dtype=torch.bfloat16), "bfloat16")}
+        for name, (hf, weights, want) in cases.items():
+            with self.subTest(name):
+                _, make = self.trainer(hf, weights)
+                self.assertEqual(make().export_dtype, want)
+
+    def test_a_folder_that_cannot_tell_fails_at_start(self):
+        from report import TrainerError
+        for name, hf in {"no type, no weights": {}, "a type no export writes": {"dtype": "float8_e4m3fn"}}.items():
+            with self.subTest(name):
+                folder, make = self.trainer(hf)
+                with self.assertRaises(TrainerError) as caught:
+                    make()
+                self.assertEqual(caught.exception.summary, "Export type unknown")
+                self.assertIn(folder, caught.exception.detail)
+
+
 def torchrun(config, nproc=1):
     """Runs the trainer under torchrun; returns its JSON events."""
     folder = os.path.dirname(config["checkpoint_dir"])
