@@ -67,12 +67,13 @@ LAYOUTS = {
     "pp2": ({"pp": 2}, "PP2, 1F1B"),
     "pp2vp2": ({"pp": 2, "vp": 2}, "PP2 x VP2, interleaved 1F1B"),
     "dp2": ({"dp": 2}, "FSDP DP2"),
+    "dp2-fsdp": ({"dp": 2, "fsdp": True}, "FSDP DP2, weights sharded (fsdp = true)"),
 }
 # Each set's rows, as model.layout (bf16's without the model, as they
 # were first named); a row is held to its model's one-GPU run ("ref").
 SETS = {
     "layouts": ["ref", "tp2", "pp2", "pp2vp2", "dp2"],
-    "gpus2": ["fp8.ref", "fp8.tp2", "fp8-lora.ref", "fp8-lora.tp2", "fp16.ref", "fp16.tp2", "fp16.pp2", "fp16.dp2",
+    "gpus2": ["fp8.ref", "fp8.tp2", "fp8-lora.ref", "fp8-lora.tp2", "fp16.ref", "fp16.tp2", "fp16.pp2", "fp16.dp2-fsdp",
               "tied.ref", "tied.tp2", "tied.pp2", "lora.ref", "lora.tp2", "lora.pp2"],
 }
 
@@ -203,6 +204,12 @@ def losses(work, name):
     return out, err
 
 
+def counted(loss):
+    """Whether a step's loss is a number (the trainer writes an overflowed
+    one as null)."""
+    return loss is not None and math.isfinite(loss)
+
+
 def row(work, name, ref):
     """A row of the table against its reference's steps, and whether it
     holds: every step's loss within the model's tolerance, and the same
@@ -214,12 +221,13 @@ def row(work, name, ref):
     got, err = losses(work, name)
     if len(got) < STEPS or len(ref) < STEPS:
         return f"| {words} | {against} | {len(got)} | | | | {tolerance:.0%} | NO: {err or 'reference incomplete'} |", False
-    finite = [s for s in range(1, STEPS + 1) if math.isfinite(got[s]["loss"]) and math.isfinite(ref[s]["loss"])]
+    finite = [s for s in range(1, STEPS + 1) if counted(got[s]["loss"]) and counted(ref[s]["loss"])]
     apart = [s for s in range(1, STEPS + 1) if got[s].get("skipped_steps", 0) != ref[s].get("skipped_steps", 0)]
-    rel = max(abs(got[s]["loss"] - ref[s]["loss"]) / ref[s]["loss"] for s in finite)
+    rel = max((abs(got[s]["loss"] - ref[s]["loss"]) / ref[s]["loss"] for s in finite), default=math.inf)
     good = rel <= tolerance and not apart
     note = f" (skipped steps differ from step {apart[0]})" if apart else ""
-    return (f"| {words} | {against} | {len(got)} | {got[1]['loss']:.4f} | {got[STEPS]['loss']:.4f} | {rel:.3%}{note} | {tolerance:.0%} | "
+    first, last = (got[s]["loss"] if counted(got[s]["loss"]) else float("nan") for s in (1, STEPS))
+    return (f"| {words} | {against} | {len(got)} | {first:.4f} | {last:.4f} | {rel:.3%}{note} | {tolerance:.0%} | "
             f"{'yes' if good else 'NO'} |"), good
 
 
@@ -231,7 +239,7 @@ def compare(a):
         if name == reference(name):
             ref, err = losses(a.work, name)
             model = MODELS[split(name)[0]]["words"]
-            first, last = (ref[s]["loss"] if s in ref else float("nan") for s in (1, STEPS))
+            first, last = (ref[s]["loss"] if s in ref and counted(ref[s]["loss"]) else float("nan") for s in (1, STEPS))
             good = len(ref) == STEPS and last < first
             rows.append(f"| {model}, 1 GPU (reference) | its loss falls over {STEPS} steps | {len(ref)} | {first:.4f} | {last:.4f} | | | "
                         f"{'yes' if good else 'NO ' + err} |")
