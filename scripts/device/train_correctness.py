@@ -20,6 +20,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 
@@ -124,11 +125,16 @@ def last_line(path):
 def launch(argv, folder, env=None, timeout=600):
     """Runs argv with its output in folder's stdout.log and stderr.log; its
     exit code, or a note that it was stopped, so that one run cut by the
-    timeout leaves the others' table whole."""
+    timeout leaves the others' table whole. argv runs in its own process
+    group, stopped whole at the timeout: torchrun's ranks with it, so that
+    none holds a GPU after."""
     with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True)
         try:
-            return subprocess.run(argv, stdout=out, stderr=err, env=env, timeout=timeout).returncode
+            return p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
             return f"none: stopped after {timeout} s"
 
 
