@@ -195,7 +195,7 @@ def whole(model, mesh, L):
     loss_fn = parallel.vocab_parallel_loss(mesh["tp"]) if L["tp"] > 1 else parallel.cross_entropy
 
     def step(batch):
-        with parallel.loss_context(L["tp"]):
+        with parallel.loss_context(L["tp"] > 1):
             loss = loss_fn(model(batch[:, :-1]), batch[:, 1:])
             loss.backward()
         return loss

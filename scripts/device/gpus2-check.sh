@@ -19,7 +19,9 @@
 # Results: $OUT/gpus2.md (the table) and $OUT/gpus2-logs.tgz (every run's
 # config and logs, and run.log). BUDGET (seconds, default 470) bounds the
 # runs: each is stopped at the budget's end, and one not started by then
-# is left out and marked so. DRY=1 checks the script's plumbing without
+# is left out and marked so. ONLY (comma-separated: train_correctness.py's
+# model names, such as tied,lora, and eval for the evaluation) runs and
+# compares those rows alone. DRY=1 checks the script's plumbing without
 # torch (python3 with numpy): the shell and Python syntax, and every
 # command it would run, printed instead of run.
 set -uo pipefail
@@ -31,6 +33,7 @@ DIR=$(cd "${1:?usage: gpus2-check.sh DIR}" && pwd)
 TRAINER=$DIR/trainer
 DRY=${DRY:-0}
 BUDGET=${BUDGET:-470}
+ONLY=${ONLY:-}
 OUT=${OUT:-/tmp/gpus2-check-out}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -92,9 +95,14 @@ main() {
 	mkdir -p "$WORK/train"
 	go "" python3 "$TC" shard "$WORK/train/markov" --vocab 2048 --tokens 300000 || return 1
 	go "" python3 "$EV" make "$WORK/eval" --trainer "$TRAINER" || return 1
-	local one=() two=() i=0 name
-	for name in $(python3 "$TC" list gpus2 --gpus 1) eval.whole eval.lora-whole; do one+=("$name"); done
-	for name in eval.sharded eval.lora-sharded $(python3 "$TC" list gpus2 --gpus 2); do two+=("$name"); done
+	local one=() two=() i=0 name evals=1
+	[ -n "$ONLY" ] && [[ ",$ONLY," != *",eval,"* ]] && evals=0
+	for name in $(python3 "$TC" list gpus2 --gpus 1 --only "$ONLY"); do one+=("$name"); done
+	for name in $(python3 "$TC" list gpus2 --gpus 2 --only "$ONLY"); do two+=("$name"); done
+	if [ $evals = 1 ]; then
+		one+=(eval.whole eval.lora-whole)
+		two=(eval.sharded eval.lora-sharded "${two[@]}")
+	fi
 	local gpu0=() gpu1=()
 	for name in "${one[@]}"; do
 		if ((i++ % 2 == 0)); then gpu0+=("$name"); else gpu1+=("$name"); fi
@@ -108,8 +116,9 @@ main() {
 	wait $a $b
 	say "compare"
 	local ok=0
-	go "" python3 "$TC" compare "$WORK/train" --set gpus2 --md "$WORK/train.md" || ok=1
-	go "" python3 "$EV" compare "$WORK/eval" --md "$WORK/eval.md" || ok=1
+	: > "$WORK/eval.md"
+	go "" python3 "$TC" compare "$WORK/train" --set gpus2 --only "$ONLY" --md "$WORK/train.md" || ok=1
+	[ $evals = 1 ] && { go "" python3 "$EV" compare "$WORK/eval" --md "$WORK/eval.md" || ok=1; }
 	[ "$DRY" = 1 ] && return 0
 	{
 		echo "Training: each row's losses at every one of 50 steps against its model's run on 1 GPU (bf16 layouts drift by rounding;"

@@ -54,7 +54,7 @@ def tensor_parallel(M, parallel, args, inputs, labels, trained, mesh):
     part = M.Transformer(args)
     M.init_full(part, SEED, "cpu")
     parallel.apply_tp(part, mesh["tp"], True)
-    with parallel.loss_context(2):
+    with parallel.loss_context(True):
         logits = part(inputs)
         logits.retain_grad()
         loss = parallel.vocab_parallel_loss(mesh["tp"], "sum")(logits, labels) / trained

@@ -56,8 +56,12 @@
 #   JS  J with selective recompute;  US  U with selective recompute
 #   X1  X at micro-batch 1, eight per step;  XS  X4 with selective recompute
 #
+# and tied beside untied under tensor parallelism (RUNS=J,JT):
+#   JT  J with the embeddings tied (the output layer's weight is the
+#       input embedding's, split over the vocabulary on both sides)
+#
 # The GPUs are kept busy in parallel: GPUs 2,3 run D-E, G, I, M, P, V, J2;
-# GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, K, Y, K1, Y16, JS;
+# GPU 0 A, F, N, R, W; GPU 1 B, H, L; then GPUs 0,1 J, JT, K, Y, K1, Y16, JS;
 # last all four the rest, one after another.
 #
 # Here, from the repository root:
@@ -80,7 +84,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 T0=$(date +%s)
 say() { echo "== $(($(date +%s) - T0))s $*"; }
 RUNS=${RUNS:-A,B,C,D,E,F,G,H,I,J,K,L,M}
-ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP UH Y Z U6 UF J2 X4 K1 Y16 Z8 JS US X1 XS"
+ALL="A B C D E F G H I J K L M N O P Q R S T U V W X U2 U8 UE T2 T4 UP UH Y Z U6 UF J2 X4 K1 Y16 Z8 JS US X1 XS JT"
 wanted() { [[ ",$RUNS," == *",$1,"* ]]; }
 
 finished=0
@@ -131,6 +135,7 @@ run G g pretrain.speed "2x H200, 1B shape, FSDP, micro-batch 2, 2 per step" "$BE
 run H h pretrain.small "1x H200, h200-lab model, micro-batch 8, 4 per step" "$HERE/train-small.hcl" "-var profile=h200-x1 -var gpus=1 -var data=$WORK/small"
 run I i pretrain.speed "2x H200, 1B shape, replicated (ZeRO 0), eager" "$BENCH" "$TWO -var fsdp=false -var framework=gpuflow-eager"
 run J j pretrain.speed "2x H200, 1B shape untied, TP2 + sequence parallel" "$BENCH" "$TWO -var tp=2 -var tied=false"
+run JT jt pretrain.speed "2x H200, 1B shape tied, TP2 + sequence parallel" "$BENCH" "$TWO -var tp=2 -var tied=true"
 run K k pretrain.speed "2x H200, 1B shape untied, PP2 1F1B, micro-batch 2, 4 per step" "$BENCH" "$TWO -var pp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
 run L l pretrain.speed "1x H200, 1B shape, micro-batch 8, selective recompute" "$BENCH" "$ONE -var micro_batch=8 -var recompute=selective"
 run M m pretrain.speed "2x H200, 1B shape untied, PP2 x VP2 interleaved, micro-batch 2, 4 per step" "$BENCH" "$TWO -var pp=2 -var vp=2 -var tied=false -var micro_batch=2 -var accumulation=4"
@@ -209,8 +214,8 @@ G0=$!
 (queue 1 140 B H L) &
 G1=$!
 wait $G0 $G1
-say "phase 2: GPUs 0,1 J K Y K1 Y16 JS"
-queue 0,1 140 J K Y K1 Y16 JS
+say "phase 2: GPUs 0,1 J JT K Y K1 Y16 JS"
+queue 0,1 140 J JT K Y K1 Y16 JS
 wait $PAIR
 say "phase 3: GPUs 0-3 C O Q S T U X U2 U8 UE T2 T4 UP UH Z U6 UF X4 Z8 US X1 XS"
 queue 0,1,2,3 140 C O Q S T U X U2 U8 UE T2 T4 UP UH Z U6 UF X4 Z8 US X1 XS

@@ -241,7 +241,7 @@ def compare(a):
     rows = ["| run | compares | steps | loss at 1 | loss at 50 | largest relative difference | tolerance | holds |",
             "|---|---|---|---|---|---|---|---|"]
     ok = True
-    for name in SETS[a.set]:
+    for name in chosen(a):
         if name == reference(name):
             ref, err = losses(a.work, name)
             model = MODELS[split(name)[0]]["words"]
@@ -261,9 +261,15 @@ def compare(a):
     return 0 if ok else 1
 
 
+def chosen(a):
+    """A set's rows, of the models --only names where it is given."""
+    only = set(filter(None, a.only.split(",")))
+    return [n for n in SETS[a.set] if not only or split(n)[0] in only]
+
+
 def names(a):
     """A set's rows, one a line (of --gpus GPUs alone where given)."""
-    for name in SETS[a.set]:
+    for name in chosen(a):
         if not a.gpus or gpus(name) == a.gpus:
             print(name)
     return 0
@@ -285,10 +291,12 @@ def main():
     n = sub.add_parser("list")
     n.add_argument("set", choices=sorted(SETS))
     n.add_argument("--gpus", type=int, default=0)
+    n.add_argument("--only", default="", help="models, comma-separated (fp8,tied): their rows alone")
     c = sub.add_parser("compare")
     c.add_argument("work")
     c.add_argument("--set", choices=sorted(SETS), default="layouts")
     c.add_argument("--md")
+    c.add_argument("--only", default="", help="models, comma-separated: their rows alone")
     a = ap.parse_args()
     sys.exit({"shard": shard, "run": run, "list": names, "compare": compare}[a.cmd](a))
 

@@ -329,7 +329,7 @@ class Completion:
         self.g, self.seq = g, args.seq_len
         self.tokens = list(prompt[-max(1, args.seq_len - g.max_new_tokens):])
         self.gen = torch.Generator().manual_seed(seed)
-        self.cache = M.KVCache(args.layers)
+        self.cache = M.KVCache.for_layers(args.layers)
         self.fed = 0
         self.out, self.finish = [], ""
         self._check_length()

@@ -231,13 +231,14 @@ class LayerCache:
 
 
 class KVCache(dict):
-    """Every layer's LayerCache, by layer name, for a model of `layers`
-    layers, all made up front: FSDP2, moving a sharded model's inputs to
-    its GPU, hands the forward a copy of a dict input, where an entry made
-    on first use would be lost; the copy shares these."""
+    """Every layer's LayerCache, by layer name, all made up front
+    (for_layers): FSDP2, moving a sharded model's inputs to its GPU, hands
+    the forward a copy of a dict input, made as KVCache(pairs), where an
+    entry made on first use would be lost; the copy shares these."""
 
-    def __init__(self, layers):
-        super().__init__((str(i), LayerCache()) for i in range(layers))
+    @classmethod
+    def for_layers(cls, layers):
+        return cls((str(i), LayerCache()) for i in range(layers))
 
 
 class FeedForward(nn.Module):

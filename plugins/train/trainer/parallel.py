@@ -72,8 +72,8 @@ def apply_tp(part, tp_mesh, sp):
     """Megatron-style tensor parallelism: q, k, v, gate and up split by
     columns, o and down by rows; with sequence parallelism the norms and the
     residual stream are split along the sequence between them. The logits
-    stay split over the vocabulary (loss parallelism: vocab_parallel_loss
-    computes the loss on the shards), also when the output projection is
+    stay split over the vocabulary (the loss is computed on the shards:
+    xent.vocab_parallel on GPUs, vocab_parallel_loss on CPU ranks), also when the output projection is
     the tied embedding's weight, which the embedding splits by rows of the
     vocabulary already. GPT-2's position embedding is split by rows of
     positions as the token embedding is by rows of the vocabulary, and its
@@ -278,7 +278,8 @@ def summed_cross_entropy(logits, labels):
 
 
 def vocab_parallel_loss(tp_mesh, reduction="mean"):
-    """The loss on logits split over the vocabulary (this rank's columns):
+    """The loss on logits split over the vocabulary (this rank's columns),
+    on CPU ranks (GPUs use xent.vocab_parallel):
     PyTorch's loss parallelism reduces the softmax's maximum and sum over
     the ranks instead of gathering the logits. The forward and backward
     run inside loss_context. With reduction "sum" it is
@@ -308,9 +309,10 @@ class MaskedPipelineLoss:
         return self.summed(logits, labels) * (self.scale * self.n_microbatches)
 
 
-def loss_context(tp):
-    """Loss parallelism's context under tensor parallelism, else none."""
-    if tp == 1:
+def loss_context(dtensor_loss):
+    """Loss parallelism's context where the loss runs on DTensor shards
+    (vocab_parallel_loss), else none."""
+    if not dtensor_loss:
         return contextlib.nullcontext()
     from torch.distributed.tensor.parallel import loss_parallel
     return loss_parallel()

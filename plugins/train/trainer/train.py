@@ -204,9 +204,17 @@ class Trainer:
         self.has_last = self.stages - 1 in self.stage_ids
         self.loss_fn = parallel.cross_entropy
         self.summed_loss_fn = parallel.summed_cross_entropy
-        if l.tp > 1:
+        # CPU ranks under TP take the loss on DTensor shards, inside
+        # PyTorch's loss parallelism (parallel.loss_context).
+        self.dtensor_loss = l.tp > 1 and self.cpu
+        if self.dtensor_loss:
             self.loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"])
             self.summed_loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"], "sum")
+        elif l.tp > 1:
+            # The logits' shards read once each, in bf16 (xent.py), where
+            # loss parallelism makes fp32 copies of them.
+            self.loss_fn = xent.vocab_parallel(self.mesh["tp"], self.args.vocab)
+            self.summed_loss_fn = xent.vocab_parallel(self.mesh["tp"], self.args.vocab, "sum")
         elif not self.cpu:
             # Reads the logits once in the forward, where the compiled
             # F.cross_entropy reads them twice (xent.py).
@@ -399,7 +407,7 @@ class Trainer:
     def _step(self, batch):
         """Forward and backward of one optimizer step; returns this rank's
         mean loss (zero where this rank computes none)."""
-        with parallel.loss_context(self.layout.tp):
+        with parallel.loss_context(self.dtensor_loss):
             loss = self._forward_backward(batch)
         if self.tied:
             self.tied.sync_grads()
@@ -531,7 +539,7 @@ class Trainer:
         for part in self.parts:
             part.eval()
         total = 0.0
-        with torch.no_grad(), parallel.loss_context(self.layout.tp):
+        with torch.no_grad(), parallel.loss_context(self.dtensor_loss):
             for b in range(self.valid.batches):
                 batch = self._checked(self.valid.local(b, self.dp_rank, self.layout.dp))
                 total += self._replica_mean(self._eval_loss(batch.to(self.device, non_blocking=True)))

@@ -83,7 +83,7 @@ class KVCacheTest(unittest.TestCase):
     ARGS = M.ModelArgs(layers=4, hidden=64, ffn_hidden=128, heads=4, kv_heads=2, vocab=128, seq_len=48)
 
     def generate(self, m, prompt, new, cached):
-        tokens, cache, fed = list(prompt), M.KVCache(m.args.layers), 0
+        tokens, cache, fed = list(prompt), M.KVCache.for_layers(m.args.layers), 0
         for _ in range(new):
             t = torch.tensor([tokens], device=m.tok_embeddings.weight.device)
             if cached:
@@ -125,7 +125,7 @@ class KVCacheTest(unittest.TestCase):
         import dataclasses
         m = M.Transformer(dataclasses.replace(self.ARGS, window=4, windowed_layers=(1, 2, 3))).eval()
         M.init_full(m, 2, "cpu")
-        cache = M.KVCache(m.args.layers)
+        cache = M.KVCache.for_layers(m.args.layers)
         with torch.no_grad():
             E.forward(m, torch.tensor([list(range(10))]), cache=cache)
             E.forward(m, torch.tensor([[10]]), start=10, cache=cache)

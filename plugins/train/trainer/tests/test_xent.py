@@ -1,8 +1,9 @@
 """The trainer's GPU cross entropy (xent.py) against F.cross_entropy in
 fp32: the loss, mean and summed, and the logits' gradient, for each
 precision's logits, vocabularies that are and are not a multiple of the
-kernels' block, labels left out (-100), and logits whose rows are not
-adjacent in memory. It needs a GPU; run from the repository root:
+kernels' block, labels left out (-100), logits whose rows are not
+adjacent in memory, and the vocabulary split in shares as tensor
+parallelism splits it. It needs a GPU; run from the repository root:
 
   python3 -m unittest discover -s plugins/train/trainer/tests -p test_xent.py -v
 """
@@ -81,6 +82,29 @@ class CrossEntropyTest(unittest.TestCase):
         self.assertEqual(grad.abs().max().item(), 0.0)
         mean, _ = ours(logits, labels, "mean")
         self.assertTrue(torch.isnan(mean).item(), "F.cross_entropy's mean over no tokens is NaN")
+
+    def test_shares_of_the_vocabulary(self):
+        # Tensor parallelism's shares (torch.chunk's: 3 of 334, 334, 333
+        # columns), each rank's statistics combined as xent's all-reduces
+        # combine them, and each share's gradient against its columns of
+        # the whole rows' gradient.
+        vocab, shares = 1001, 3
+        g = torch.Generator(device="cuda").manual_seed(1)
+        logits = (torch.randn(6, vocab, device="cuda", generator=g) * 4).to(torch.bfloat16)
+        labels = torch.randint(0, vocab, (6,), device="cuda", generator=g)
+        labels[2] = -100
+        ref_loss, ref_grad = reference(logits, labels, "sum")
+        width = -(-vocab // shares)
+        firsts = range(0, vocab, width)
+        stats = [xent.share_stats(logits[:, f:f + width], labels, f) for f in firsts]
+        top = torch.stack([s[0] for s in stats]).amax(0)
+        total = sum(s[1] * torch.exp(s[0] - top) for s in stats)
+        picked = sum(s[2] for s in stats)
+        lse = top + torch.log(total)
+        loss = torch.where(labels != -100, lse - picked, 0.0).sum()
+        one = torch.ones((), device="cuda")
+        grad = torch.cat([xent.share_grad(logits[:, f:f + width], labels, lse, one, f) for f in firsts], dim=1)
+        self.assert_same((loss, grad), (ref_loss, ref_grad), torch.bfloat16)
 
     def assert_same(self, got, want, dtype):
         loss, grad = got
