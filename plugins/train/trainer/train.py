@@ -561,7 +561,7 @@ class Trainer:
             rows = slice(m * micro, (m + 1) * micro)
             logits = self._pipeline_forward(inputs[rows]) if self.layout.pp > 1 else self.parts[0](inputs[rows])
             if logits is not None:
-                total += self.loss_fn(logits, labels[rows]).float()  # as in training: compiled, or split over the vocabulary
+                total += self.loss_fn(logits, labels[rows]).float()  # as in training: the same loss function
         return total / self.accum
 
     def _pipeline_forward(self, tokens):
