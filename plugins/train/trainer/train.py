@@ -32,7 +32,6 @@ import model as M
 import models
 import parallel
 import rules
-import xent
 from board import Board
 from data import IGNORE, Batches, DataError, InOrder, TokenShards, inputs_and_labels
 from lora import add_adapters, freeze_base, is_adapter, merge_into_base
@@ -210,16 +209,20 @@ class Trainer:
         if self.dtensor_loss:
             self.loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"])
             self.summed_loss_fn = parallel.vocab_parallel_loss(self.mesh["tp"], "sum")
-        elif l.tp > 1:
-            # The logits' shards read once each, in bf16 (xent.py), where
-            # loss parallelism makes fp32 copies of them.
-            self.loss_fn = xent.vocab_parallel(self.mesh["tp"], self.args.vocab)
-            self.summed_loss_fn = xent.vocab_parallel(self.mesh["tp"], self.args.vocab, "sum")
         elif not self.cpu:
-            # Reads the logits once in the forward, where the compiled
-            # F.cross_entropy reads them twice (xent.py).
-            self.loss_fn = xent.cross_entropy
-            self.summed_loss_fn = xent.summed_cross_entropy
+            # Imported here: xent's kernels need Triton, which PyTorch's
+            # CPU builds lack, and CPU ranks run without them.
+            import xent
+            if l.tp > 1:
+                # The logits' shards read once each, in bf16, where loss
+                # parallelism makes fp32 copies of them.
+                self.loss_fn = xent.vocab_parallel(self.mesh["tp"], self.args.vocab)
+                self.summed_loss_fn = xent.vocab_parallel(self.mesh["tp"], self.args.vocab, "sum")
+            else:
+                # Reads the logits once in the forward, where the compiled
+                # F.cross_entropy reads them twice.
+                self.loss_fn = xent.cross_entropy
+                self.summed_loss_fn = xent.summed_cross_entropy
         elif cfg.compile:
             # A model the compiler cannot handle still trains, eagerly; the
             # compiler's error goes to stderr.
