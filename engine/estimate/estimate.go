@@ -39,6 +39,11 @@ type Input struct {
 	// rank, so that runs measured then still check the rest of the
 	// accounting.
 	GatheredLogits bool
+	// EagerFP32Loss estimates gpuflow's eager trainer as it ran before its
+	// loss was the trainer's own kernels (eager F.cross_entropy, with fp32
+	// copies of the logits), so that runs measured then still check the
+	// rest of the accounting.
+	EagerFP32Loss bool
 	// FSDP2OnOneGPU estimates gpuflow's trainer as it ran before it
 	// skipped FSDP2 on one GPU alone, so that runs measured then still
 	// check the rest of the accounting.
@@ -190,6 +195,9 @@ func newJob(in Input) (*job, error) {
 	}
 	fw = fw.withOptions(in.Layout)
 	fw.GathersLogits = in.GatheredLogits && fw.DTensorTP
+	if in.EagerFP32Loss && fw.Name == FrameworkGpuflowEager {
+		fw.LogitBytes = trainerEagerFP32LogitBytes
+	}
 	fw.AloneWithoutFSDP2 = fw.AloneWithoutFSDP2 && !in.FSDP2OnOneGPU
 	j := &job{in: in, l: in.Layout, fw: fw, place: in.Placement, coeff: fw.ActivationCoefficient, calibrate: map[string]bool{}}
 	if j.place == nil {

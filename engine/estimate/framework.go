@@ -159,6 +159,10 @@ type Framework struct {
 	// the backward (whole, where Megatron keeps the shard and gathers it
 	// again).
 	DTensorTP bool
+	// LossInPlace: the loss reads the bf16 logits as they are, whole or a
+	// tensor-parallel rank's share, and makes no fp32 copy of them (gpuflow's
+	// trainer's kernels); validations then hold 2 bytes a logit.
+	LossInPlace bool
 	// GathersLogits: under TP the output layer gathers the logits whole on
 	// every rank and the loss runs on them, as gpuflow's trainer did
 	// before it computed the loss on the vocabulary shards

@@ -32,12 +32,14 @@ var trainerFits = func() map[string]*calibration.FrameworkFit {
 
 // Derived, not fitted.
 const (
-	// trainerLogitBytes: the compiled loss keeps the bf16 logits and
-	// writes their bf16 gradient; trainerEagerLogitBytes: eager
-	// cross-entropy peaks in its backward with three fp32 tensors of the
-	// logits' size (log-softmax output, its gradient, the input gradient).
-	trainerLogitBytes      = 4
-	trainerEagerLogitBytes = 12
+	// trainerLogitBytes: the loss (compiled or eager, its kernels are the
+	// same) keeps the bf16 logits and writes their bf16 gradient;
+	// trainerEagerFP32LogitBytes: the eager trainer's loss before it,
+	// F.cross_entropy, peaked in its backward with three fp32 tensors of
+	// the logits' size (log-softmax output, its gradient, the input
+	// gradient; Input.EagerFP32Loss).
+	trainerLogitBytes          = 4
+	trainerEagerFP32LogitBytes = 12
 	// trainerStepBytes: fused AdamW on fp32 reads weights, gradients and
 	// two moments and writes all but the gradients (28 bytes); gradient
 	// clipping reads the gradients for their norm and scales them in
@@ -54,12 +56,9 @@ func trainer(name string, compiled bool) Framework {
 		StepBytesPerParam: trainerStepBytes, ReserveBytes: fit.ReserveBytes, ReserveBytesDistributed: fit.ReserveBytesWithPeers,
 		AllocatorSlack: fit.AllocatorSlack,
 		OverlapDP:      true, FSDP2: true, AloneWithoutFSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
-		FP8HeadBF16: true, FP8DynamicScaling: true, FP8FrozenBase: true,
+		FP8HeadBF16: true, FP8DynamicScaling: true, FP8FrozenBase: true, LossInPlace: true,
 		HostSPerLayer: fit.HostSPerLayer, HostSPerLayerAlone: fit.HostSPerLayerAlone, HostSPerStepAlone: fit.HostSPerStepAlone,
 		HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
-	if !compiled {
-		f.LogitBytes = trainerEagerLogitBytes
-	}
 	f.CompiledElementwise = compiled
 	return f
 }

@@ -36,19 +36,17 @@ import (
 // forward, 6 backward) and the embedding's lookup and its gradient's
 // scatter (4 and 4).
 //
-// Per logit element: the compiled loss reads the bf16 logits once for
-// their maximum and sum (one online-softmax pass, 2) and its backward
-// reads them again and writes their gradient (4). The loss on vocabulary
-// shards under tensor parallelism runs eagerly: an fp32 copy (6), the
-// log-softmax (8), the dense fp32 gradient of the picked logits (4), the
-// log-softmax's backward (12) and the cast back (6).
+// Per logit element: the loss's kernels (the trainer's xent.py, on the
+// whole vocabulary or on a tensor-parallel rank's share of it) read the
+// bf16 logits once for their maximum and sum (one online pass, 2), and
+// the backward reads them again and writes their gradient (4).
 const (
 	trainerHiddenBytes, trainerHiddenRecomputeBytes = 44, 18
 	trainerRotaryBytes, trainerRotaryRecomputeBytes = 8, 4
 	trainerSwiGLUBytes, trainerSwiGLURecomputeBytes = 18, 6
 	trainerGELUBytes, trainerGELURecomputeBytes     = 12, 4
 	trainerOutsideHiddenBytes                       = 18
-	trainerLossBytes, trainerShardedLossBytes       = 6, 36
+	trainerLossBytes                                = 6
 )
 
 // trainerElementwiseTime is one micro-batch's element-wise kernels on this
@@ -87,16 +85,11 @@ func (j *job) trainerElementwiseTime() float64 {
 }
 
 // lossBytes is the loss's bytes per logit element of this GPU's tokens
-// (tokensPerGPU divides them over TP): the vocabulary's shard under loss
-// parallelism, the whole vocabulary on every rank when the logits are
-// gathered.
+// (tokensPerGPU divides them over TP): the vocabulary's share under TP,
+// the whole vocabulary on every rank when the logits are gathered.
 func (j *job) lossBytes() float64 {
-	switch {
-	case j.l.TP == 1:
-		return trainerLossBytes
-	case j.fw.GathersLogits:
+	if j.fw.GathersLogits {
 		return trainerLossBytes * float64(j.l.TP)
-	default:
-		return trainerShardedLossBytes
 	}
+	return trainerLossBytes
 }

@@ -45,6 +45,10 @@ const hostBoundTol = 0.43
 // logits whole under TP; later trainers compute the loss on the shards.
 const lastCallGatheringLogits = 7
 
+// lastCallEagerFP32Loss is the last call whose eager trainer took its
+// loss with F.cross_entropy; later ones run the trainer's own kernels.
+const lastCallEagerFP32Loss = 17
+
 // lastCallFSDP2OnOneGPU is the last call whose trainer ran FSDP2 on one
 // GPU alone; later trainers run a bf16 copy of the model there.
 const lastCallFSDP2OnOneGPU = 11
@@ -102,6 +106,7 @@ func trainerRuns(t testing.TB) map[string]trainerRun {
 		}
 		run.tpsTol = cmp.Or(r.TPSTolerance, run.tpsTol)
 		run.in.GatheredLogits = r.Call <= lastCallGatheringLogits
+		run.in.EagerFP32Loss = r.Call <= lastCallEagerFP32Loss
 		run.in.FSDP2OnOneGPU = r.Call <= lastCallFSDP2OnOneGPU
 		out[r.Name] = run
 	}

@@ -28,9 +28,9 @@ type ValidationEstimate struct {
 	AddedBytes int64 `json:"added_bytes"`
 }
 
-// Validation logits: the compiled loss reads the bf16 logits as they are;
-// the eager one, and the loss on vocabulary shards under TP, keeps an fp32
-// copy and its fp32 log-softmax beside them (forwardLogitBytes).
+// Validation logits: gpuflow's trainer's loss reads the bf16 logits as
+// they are (Framework.LossInPlace); an eager F.cross_entropy keeps an
+// fp32 copy and its fp32 log-softmax beside them (forwardLogitBytes).
 const validationLogitBytes = 2
 
 // validations is how many a run of steps validates: every every steps and
@@ -94,7 +94,7 @@ func (j *job) validationMemory(m Memory) *ValidationEstimate {
 	s, l := j.in.Model, j.l
 	seq, b, t := float64(s.SeqLen), float64(l.MicroBatch), float64(l.TP)
 	bytes := float64(forwardLogitBytes)
-	if j.fw.CompiledElementwise && l.TP == 1 {
+	if j.fw.LossInPlace {
 		bytes = validationLogitBytes
 	}
 	layer := layerActivations(s, seq, b, l.TP, l.SequenceParallel, layout.RecomputeNone, j.fw.materialized())

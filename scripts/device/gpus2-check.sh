@@ -48,8 +48,8 @@ if [ "$DRY" = 1 ]; then
 		{ echo "no trainer (train.py, evaluate.py, tests) in $TRAINER"; exit 1; }
 fi
 
-# go GPUS CMD...: CMD on GPUS (CUDA_VISIBLE_DEVICES), printed under DRY=1.
-go() {
+# on_gpus GPUS CMD...: CMD on GPUS (CUDA_VISIBLE_DEVICES), printed under DRY=1.
+on_gpus() {
 	local gpus=$1
 	shift
 	if [ "$DRY" = 1 ]; then
@@ -77,8 +77,8 @@ job() {
 		return
 	fi
 	case $name in
-	eval.*) go "$gpus" python3 "$EV" run "${name#eval.}" "$WORK/eval" --trainer "$TRAINER" --timeout "$t" ;;
-	*) go "$gpus" python3 "$TC" run "$name" "$WORK/train" --trainer "$TRAINER" --timeout "$t" ;;
+	eval.*) on_gpus "$gpus" python3 "$EV" run "${name#eval.}" "$WORK/eval" --trainer "$TRAINER" --timeout "$t" ;;
+	*) on_gpus "$gpus" python3 "$TC" run "$name" "$WORK/train" --trainer "$TRAINER" --timeout "$t" ;;
 	esac
 	say "$name done"
 }
@@ -93,8 +93,8 @@ lane() {
 main() {
 	say "data: the token stream, the evaluation's model, samples, questions, prompts and adapters"
 	mkdir -p "$WORK/train"
-	go "" python3 "$TC" shard "$WORK/train/markov" --vocab 2048 --tokens 300000 || return 1
-	go "" python3 "$EV" make "$WORK/eval" --trainer "$TRAINER" || return 1
+	on_gpus "" python3 "$TC" shard "$WORK/train/markov" --vocab 2048 --tokens 300000 || return 1
+	on_gpus "" python3 "$EV" make "$WORK/eval" --trainer "$TRAINER" || return 1
 	local one=() two=() i=0 name evals=1
 	[ -n "$ONLY" ] && [[ ",$ONLY," != *",eval,"* ]] && evals=0
 	for name in $(python3 "$TC" list gpus2 --gpus 1 --only "$ONLY"); do one+=("$name"); done
@@ -117,8 +117,8 @@ main() {
 	say "compare"
 	local ok=0
 	: > "$WORK/eval.md"
-	go "" python3 "$TC" compare "$WORK/train" --set gpus2 --only "$ONLY" --md "$WORK/train.md" || ok=1
-	[ $evals = 1 ] && { go "" python3 "$EV" compare "$WORK/eval" --md "$WORK/eval.md" || ok=1; }
+	on_gpus "" python3 "$TC" compare "$WORK/train" --set gpus2 --only "$ONLY" --md "$WORK/train.md" || ok=1
+	[ $evals = 1 ] && { on_gpus "" python3 "$EV" compare "$WORK/eval" --md "$WORK/eval.md" || ok=1; }
 	[ "$DRY" = 1 ] && return 0
 	{
 		echo "Training: each row's losses at every one of 50 steps against its model's run on 1 GPU (bf16 layouts drift by rounding;"

@@ -17,6 +17,7 @@ random tokens with --random.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -122,6 +123,15 @@ def last_line(path):
     return lines[-1] if lines else ""
 
 
+def _stop(signum, frame):
+    sys.exit(128 + signum)
+
+
+# A caller's timeout (SIGTERM) ends this script through SystemExit, so
+# that launch's finally stops the run it started.
+signal.signal(signal.SIGTERM, _stop)
+
+
 def launch(argv, folder, env=None, timeout=600):
     """Runs argv with its output in folder's stdout.log and stderr.log; its
     exit code, or a note that it was stopped, so that one run cut by the
@@ -133,9 +143,13 @@ def launch(argv, folder, env=None, timeout=600):
         try:
             return p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
             return f"none: stopped after {timeout} s"
+        finally:
+            # Also when this script is stopped: its own group is not argv's.
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):  # ended meanwhile
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
 
 
 def markov_tokens(vocab, n):

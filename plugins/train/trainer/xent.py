@@ -163,7 +163,9 @@ def vocab_parallel(tp_mesh, vocab, reduction="mean"):
     group, rank, ranks = tp_mesh.get_group(), tp_mesh.get_local_rank(), tp_mesh.size()
     share = math.ceil(vocab / ranks)
     first = rank * share
-    width = max(0, min(share, vocab - first))
+    width = min(share, vocab - first)
+    if width <= 0:
+        raise ValueError(f"a vocabulary of {vocab} split over {ranks} tensor-parallel ranks leaves rank {rank} no columns; lower tp")
 
     def loss(logits, labels):
         if logits.shape[-1] != width:
