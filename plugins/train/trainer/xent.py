@@ -30,7 +30,8 @@ import triton.language as tl
 from data import IGNORE
 
 # Columns read per loop iteration and warps per row: on an H200, 4,096
-# columns and 8 warps read bf16 logits at 3.6 TB/s in the forward.
+# columns and 8 warps were the fastest of those tried, reading bf16 logits
+# at 3.5 TB/s in the forward (docs/benchmarks.md, "The loss in one read").
 BLOCK = 4096
 WARPS = 8
 
