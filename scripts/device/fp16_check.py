@@ -17,7 +17,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from train_correctness import launch, markov_tokens, write_shard  # noqa: E402
+from train_correctness import events, launch, markov_tokens, write_shard  # noqa: E402
 
 STEPS = 200
 WARMUP = 20
@@ -47,16 +47,13 @@ def run(work, trainer, precision):
     if rc != 0:
         print(f"{precision}: exit {rc}")
     steps, result = {}, None
-    with open(os.path.join(folder, "stdout.log")) as f:
-        for line in f:
-            if line.startswith("{"):
-                e = json.loads(line)
-                if e["event"] == "step":
-                    steps[e["step"]] = e
-                elif e["event"] == "result":
-                    result = e["result"]
-                elif e["event"] == "error":
-                    print(f"{precision}: {e['summary']}: {e['detail']}")
+    for e in events(os.path.join(folder, "stdout.log")):
+        if e["event"] == "step":
+            steps[e["step"]] = e
+        elif e["event"] == "result":
+            result = e["result"]
+        elif e["event"] == "error":
+            print(f"{precision}: {e['summary']}: {e['detail']}")
     return steps, result
 
 

@@ -204,6 +204,12 @@ def run(a):
     return 0 if rc == 0 else 1
 
 
+def events(path):
+    """The trainer's events in its stdout.log, in order."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.startswith("{")]
+
+
 def losses(work, name):
     """A run's step events by step (loss, and under fp16 the steps skipped
     for overflow so far), and what went wrong where it did not finish."""
@@ -211,14 +217,11 @@ def losses(work, name):
     if not os.path.exists(path):
         return {}, f"{name} did not run"
     out, err = {}, ""
-    with open(path) as f:
-        for line in f:
-            if line.startswith("{"):
-                e = json.loads(line)
-                if e["event"] == "step":
-                    out[e["step"]] = e
-                elif e["event"] == "error":
-                    err = f"{e['summary']}: {e['detail']}"
+    for e in events(path):
+        if e["event"] == "step":
+            out[e["step"]] = e
+        elif e["event"] == "error":
+            err = f"{e['summary']}: {e['detail']}"
     if not err and len(out) < STEPS:
         err = last_line(os.path.join(work, name, "stderr.log"))[:300] or "incomplete"
     return out, err
