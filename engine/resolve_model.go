@@ -109,6 +109,8 @@ func modelValue(name string, s model.Shape) cty.Value {
 		"seq_len":         cty.NumberIntVal(int64(s.SeqLen)),
 		"tied_embeddings": cty.BoolVal(s.TiedEmbeddings),
 		"activation":      cty.StringVal(s.Activation),
+		"sliding_window":  cty.NumberIntVal(int64(s.Window)),
+		"window_layers":   cty.NumberIntVal(int64(s.WindowLayers)),
 		"architecture":    optionalString(s.Architecture),
 		"from":            optionalString(s.From),
 	})

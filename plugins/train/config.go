@@ -79,6 +79,12 @@ type modelConfig struct {
 	SeqLen         int    `json:"seq_len" cty:"seq_len"`
 	TiedEmbeddings bool   `json:"tied_embeddings" cty:"tied_embeddings"`
 	Activation     string `json:"activation" cty:"activation"`
+	// Window is the sliding-window span in tokens (0 for none) and
+	// WindowLayers how many layers attend through it, as the engine read
+	// them from the Hugging Face folder's config.json for the plan. Only
+	// the counts use them; the trainer reads the window from the folder.
+	Window       int `json:"-" cty:"sliding_window"`
+	WindowLayers int `json:"-" cty:"window_layers"`
 	// HF is the Hugging Face folder whose config.json gives what the shape
 	// does not (rotary, norms, biases); empty for a model from a preset,
 	// which is a Llama with RopeTheta and NormEps (a GPT-2 with NormEps

@@ -36,6 +36,7 @@ func trainerConfigs(t *testing.T) map[string]any {
 	every := pretrain
 	every.Stage, every.Type, every.ResumeFrom, every.Compile = "finetune.test", "finetune", "ckpt/step-00000003", true
 	every.Model.TiedEmbeddings = true
+	every.Model.HF = "model" // the trainer's folder; the counts read only the model value, here without a window
 	on := true
 	every.Layout.ZeRO, every.Layout.FSDP, every.Layout.SequenceParallel = 1, true, true
 	every.Layout.Attention, every.Layout.ScatterGather, every.Layout.GradReduceDType, every.Layout.OverlapGradReduce = "flash", &on, "fp32", &on
@@ -57,7 +58,6 @@ func trainerConfigs(t *testing.T) map[string]any {
 			t.Fatal(diags)
 		}
 	}
-	every.Model.HF = "model" // the trainer's folder, counted as a preset: the counts read no window from it
 	return map[string]any{"pretrain.json": pretrain, "config.json": every, "gpt2.json": gpt2, "gpt2_lora.json": gpt2LoRA, "eval.json": evalConfig{Stage: "eval.test",
 		Model: modelConfig{Layers: 2, Hidden: 64, FFNHidden: 128, Heads: 4, KVHeads: 2, Vocab: 128, SeqLen: 32, Activation: "swiglu",
 			Architecture: presetArchitecture, RopeTheta: presetRopeTheta, NormEps: presetNormEps, HF: "model"},
@@ -96,10 +96,14 @@ func TestTrainerConfigFiles(t *testing.T) {
 }
 
 // zeroFields names the fields of a struct value, nested ones included,
-// that hold their zero value.
+// that hold their zero value; those config.json leaves out (json:"-")
+// are not the trainer's to read.
 func zeroFields(v reflect.Value, prefix string) []string {
 	var out []string
 	for i := range v.NumField() {
+		if v.Type().Field(i).Tag.Get("json") == "-" {
+			continue
+		}
 		f, name := v.Field(i), prefix+v.Type().Field(i).Name
 		if f.Kind() == reflect.Pointer && !f.IsNil() {
 			f = f.Elem()

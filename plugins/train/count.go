@@ -1,10 +1,7 @@
 package train
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -13,13 +10,10 @@ import (
 )
 
 // countModel sets the run's parameter and FLOP counts, with the sliding
-// window the model's folder sets (resolveRun has made its path absolute).
+// window the engine read from the model's folder for the plan, so that
+// the run counts what its plan counted.
 func countModel(cfg *runConfig) api.Diagnostics {
 	s := countShape(cfg.Model)
-	if err := readWindow(cfg.Model.HF, &s); err != nil {
-		return api.Diagnostics{{Severity: api.Error, Summary: "Unusable model folder", Path: cty.GetAttrPath("model"),
-			Detail: fmt.Sprintf("gpuflow reads the model folder's config.json for its sliding window, and cannot: %v. Point the model block's from at a Hugging Face folder with a readable config.json.", err)}}
-	}
 	params := counts.Count(s).Total(s.Layers)
 	var adapters float64
 	if cfg.LoRA != nil {
@@ -43,31 +37,6 @@ func countShape(m modelConfig) counts.Shape {
 		kv = m.Heads
 	}
 	return counts.Shape{Layers: m.Layers, Hidden: m.Hidden, FFNHidden: m.FFNHidden, Heads: m.Heads, KVHeads: kv,
-		Vocab: m.Vocab, SeqLen: m.SeqLen, TiedEmbeddings: m.TiedEmbeddings, GELU: m.Activation == "gelu"}
-}
-
-// readWindow sets s's sliding window from folder's config.json, as the
-// trainer reads it there; a preset (no folder) has none.
-func readWindow(folder string, s *counts.Shape) error {
-	if folder == "" {
-		return nil
-	}
-	path := filepath.Join(folder, hfConfigFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var c struct {
-		Architectures []string `json:"architectures"`
-		counts.Windowing
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	arch := ""
-	if len(c.Architectures) > 0 {
-		arch = c.Architectures[0]
-	}
-	s.Window, s.WindowLayers = c.Span(arch), c.Layers(arch, s.Layers)
-	return nil
+		Vocab: m.Vocab, SeqLen: m.SeqLen, TiedEmbeddings: m.TiedEmbeddings, GELU: m.Activation == "gelu",
+		Window: m.Window, WindowLayers: m.WindowLayers}
 }

@@ -31,6 +31,7 @@ type stageBody struct {
 	extraAttrs       map[string]cty.Value
 	multicastOff     bool
 	layers, kvHeads  int
+	window, windowed int // the sliding window's span and the layers it applies to
 	precision, recom string
 }
 
@@ -61,6 +62,7 @@ func (b stageBody) value() cty.Value {
 			"name": cty.StringVal("small"), "layers": n(b.layers), "hidden": n(256), "ffn_hidden": n(768), "heads": n(4),
 			"kv_heads": n(b.kvHeads), "vocab": n(1024), "seq_len": n(128), "tied_embeddings": cty.BoolVal(b.tied),
 			"activation": cty.StringVal(b.activation), "from": optional(b.from),
+			"sliding_window": n(b.window), "window_layers": n(b.windowed),
 		}),
 		"layout": cty.ObjectVal(map[string]cty.Value{
 			"name": cty.StringVal("l"), "tp": n(b.tp), "pp": n(b.pp), "dp": n(b.dp), "cp": n(b.cp), "vp": n(1), "zero": n(0),
