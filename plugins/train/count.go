@@ -20,7 +20,7 @@ func countModel(cfg *runConfig) api.Diagnostics {
 		per, err := counts.AdaptersPerLayer(s, cfg.LoRA.Rank, cfg.LoRA.Targets)
 		if err != nil {
 			return api.Diagnostics{{Severity: api.Error, Summary: "Invalid LoRA", Path: cty.GetAttrPath("lora").GetAttr("targets"),
-				Detail: fmt.Sprintf("gpuflow reads the model folder's config.json for its sliding window, and cannot: %v. Point the model block's from at a Hugging Face folder with a readable config.json.", err)}}
+				Detail: fmt.Sprintf("%v.", err)}}
 		}
 		adapters = per * float64(s.Layers)
 	}

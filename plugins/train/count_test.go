@@ -1,11 +1,13 @@
 package train
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/gpuflow/gpuflow/plugins/api"
 	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
@@ -38,6 +40,32 @@ func TestCountReadsTheWindow(t *testing.T) {
 			want := counts.ModelFLOPs(counts.Count(s).Total(s.Layers), 0, counts.AttentionFLOPs(s))
 			if diff := cmp.Diff(want, cfg.FLOPsPerToken); diff != "" {
 				t.Errorf("FLOPs per token (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCountRefusesLoRA: adapters the counts cannot place are an error at
+// lora.targets whose detail is the counts' own reason.
+func TestCountRefusesLoRA(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		activation string
+		lora       loraConfig
+		want       string
+	}{
+		"no such layer": {"swiglu", loraConfig{Rank: 8, Targets: []string{"q_proj", "lm_head"}}, `LoRA target "lm_head" is not a linear layer of this model`},
+		"gate in GPT-2": {activationGELU, loraConfig{Rank: 8, Targets: []string{"gate_proj"}}, `LoRA target "gate_proj" is not a linear layer of this model`},
+		"zero rank":     {"swiglu", loraConfig{Rank: 0, Targets: []string{"q_proj"}}, "LoRA rank is 0; it must be 1 or more"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := modelConfig{Layers: 2, Hidden: 64, FFNHidden: 128, Heads: 4, KVHeads: 2, Vocab: 128, SeqLen: 32, Activation: tc.activation}
+			cfg := runConfig{Model: m, LoRA: &tc.lora}
+			diags := countModel(&cfg)
+			if len(diags) != 1 || api.PathString(diags[0].Path) != "lora.targets" || !strings.HasPrefix(diags[0].Detail, tc.want) {
+				t.Errorf("diagnostics %v, want one error at lora.targets whose detail starts %q", diags, tc.want)
 			}
 		})
 	}
