@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +9,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/api/digest"
 )
 
 // inputFile is a file a stage reads, as its contract names it
@@ -41,7 +38,7 @@ func inputFiles(n *stageNode, config cty.Value, dir string) ([]inputFile, hcl.Di
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		sum, err := fileSHA256(path)
+		sum, err := digest.File(path)
 		if err != nil {
 			diags = append(diags, api.Diagnostic{Severity: api.Error, Summary: "Unreadable " + attr, Path: at,
 				Detail: fmt.Sprintf("gpuflow hashes this file's contents into the stage's input hash, so that editing it runs the stage again, and cannot read it: %v. Point %s at an existing file.", err, attr)})
@@ -73,25 +70,4 @@ func knownString(config cty.Value, path cty.Path) (string, bool) {
 		return "", false
 	}
 	return v.AsString(), true
-}
-
-// fileSHA256 is the hex digest of the file's bytes, read as a stream.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a file", path)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

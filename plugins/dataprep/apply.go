@@ -2,11 +2,8 @@ package dataprep
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gpuflow/gpuflow/plugins/api"
+	"github.com/gpuflow/gpuflow/plugins/api/digest"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/bpe"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/chat"
 	"github.com/gpuflow/gpuflow/plugins/dataprep/input"
@@ -88,7 +86,7 @@ func pipelineConfig(req *api.ApplyRequest, cfg config) (pipeline.Config, api.Dia
 		fail(cty.GetAttrPath("tokenizer").GetAttr("path"), "Cannot load the tokenizer", err.Error())
 		return pipeline.Config{}, diags
 	}
-	tokID, err := fileHash(tokPath)
+	tokID, err := digest.File(tokPath)
 	if err != nil {
 		fail(cty.GetAttrPath("tokenizer").GetAttr("path"), "Cannot read the tokenizer", err.Error())
 	}
@@ -166,7 +164,7 @@ func chatConfig(workDir string, cfg config, tok *bpe.Tokenizer) (*pipeline.Chat,
 	if err != nil {
 		return fail("Cannot load the chat template", err.Error()+`. Name the model's tokenizer_config.json (with its "chat_template") or chat_template.jinja in chat_template.`)
 	}
-	id, err := fileHash(path)
+	id, err := digest.File(path)
 	if err != nil {
 		return fail("Cannot read the chat template", err.Error())
 	}
@@ -185,19 +183,6 @@ func chatTemplatePath(workDir string, cfg config) (string, cty.Path) {
 		path = filepath.Join(dir, "tokenizer_config.json")
 	}
 	return path, cty.GetAttrPath("tokenizer").GetAttr("path")
-}
-
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // runDiagnostics explains why a run ended early.
