@@ -18,11 +18,15 @@ import (
 const ConfigFile = "config.json"
 
 // Architectures gpuflow's trainer reproduces, by their config.json name.
-var Architectures = []string{"GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"}
+var Architectures = []string{gpt2, "LlamaForCausalLM", "MistralForCausalLM", qwen2}
 
 // gpt2 is GPT-2's class: GELU, LayerNorm, learned positions, and
 // config.json keys of its own (GPT2Config's n_embd, n_layer, ...).
 const gpt2 = "GPT2LMHeadModel"
+
+// qwen2 is Qwen2's class: biases on q, k and v but not o, and a sliding
+// window only with use_sliding_window (counts.Windowing, which names it).
+const qwen2 = counts.Qwen2Architecture
 
 // gpt2Activations are GELU's tanh approximation under transformers'
 // names, which GPT-2 was trained with and the trainer builds.
@@ -204,13 +208,13 @@ func (c *Config) WindowLayers() int { return c.Windowing.Layers(c.Architecture()
 // QKVBias reports whether the q, k and v projections carry a bias:
 // always in Qwen2 and GPT-2, with attention_bias in Llama and Mistral.
 func (c *Config) QKVBias() bool {
-	return c.Architecture() == "Qwen2ForCausalLM" || c.GPT2() || c.AttentionBias
+	return c.Architecture() == qwen2 || c.GPT2() || c.AttentionBias
 }
 
 // OutputBias reports whether o_proj carries a bias: always in GPT-2, with
 // Llama's attention_bias.
 func (c *Config) OutputBias() bool {
-	return c.GPT2() || (c.Architecture() != "Qwen2ForCausalLM" && c.AttentionBias)
+	return c.GPT2() || (c.Architecture() != qwen2 && c.AttentionBias)
 }
 
 // Shape is the model's shape; its sequence length is the longest the model

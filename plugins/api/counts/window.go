@@ -1,11 +1,13 @@
 package counts
 
-// Qwen2's architecture name, and transformers' max_window_layers for a
-// Qwen2 config.json without one.
-const (
-	qwen2Architecture    = "Qwen2ForCausalLM"
-	qwen2MaxWindowLayers = 28
-)
+// Qwen2Architecture is Qwen2's class as config.json names it, whose
+// window Windowing reads apart from the others'; engine/model/hf names
+// the class by it too.
+const Qwen2Architecture = "Qwen2ForCausalLM"
+
+// qwen2MaxWindowLayers is transformers' max_window_layers for a Qwen2
+// config.json without one.
+const qwen2MaxWindowLayers = 28
 
 // Windowing is what a Hugging Face config.json says of sliding-window
 // attention; its methods read it as transformers does.
@@ -23,7 +25,7 @@ func (w Windowing) Span(architecture string) int {
 		return 0
 	}
 	used := w.UseSlidingWindow == nil || *w.UseSlidingWindow
-	if architecture == qwen2Architecture {
+	if architecture == Qwen2Architecture {
 		used = w.UseSlidingWindow != nil && *w.UseSlidingWindow
 	}
 	if !used {
@@ -40,7 +42,7 @@ func (w Windowing) Layers(architecture string, layers int) int {
 	if w.Span(architecture) == 0 {
 		return 0
 	}
-	if architecture != qwen2Architecture {
+	if architecture != Qwen2Architecture {
 		return layers
 	}
 	if len(w.LayerTypes) > 0 {
