@@ -95,10 +95,14 @@ main() {
 	mkdir -p "$WORK/train"
 	on_gpus "" python3 "$TC" shard "$WORK/train/markov" --vocab 2048 --tokens 300000 || return 1
 	on_gpus "" python3 "$EV" make "$WORK/eval" --trainer "$TRAINER" || return 1
-	local one=() two=() i=0 name evals=1
+	local one=() two=() i=0 name evals=1 listed
 	[ -n "$ONLY" ] && [[ ",$ONLY," != *",eval,"* ]] && evals=0
-	for name in $(python3 "$TC" list gpus2 --gpus 1 --only "$ONLY"); do one+=("$name"); done
-	for name in $(python3 "$TC" list gpus2 --gpus 2 --only "$ONLY"); do two+=("$name"); done
+	# The lists are read whole first, so that a train_correctness.py that
+	# cannot list its rows stops the check instead of leaving it none.
+	listed=$(python3 "$TC" list gpus2 --gpus 1 --only "$ONLY") || return 1
+	for name in $listed; do one+=("$name"); done
+	listed=$(python3 "$TC" list gpus2 --gpus 2 --only "$ONLY") || return 1
+	for name in $listed; do two+=("$name"); done
 	if [ $evals = 1 ]; then
 		one+=(eval.whole eval.lora-whole)
 		two=(eval.sharded eval.lora-sharded "${two[@]}")
