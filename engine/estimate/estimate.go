@@ -197,6 +197,7 @@ func newJob(in Input) (*job, error) {
 	fw.GathersLogits = in.GatheredLogits && fw.DTensorTP
 	if in.EagerFP32Loss && fw.Name == FrameworkGpuflowEager {
 		fw.LogitBytes = trainerEagerFP32LogitBytes
+		fw.LossInPlace = false // its validations took the same fp32 copies
 	}
 	fw.AloneWithoutFSDP2 = fw.AloneWithoutFSDP2 && !in.FSDP2OnOneGPU
 	j := &job{in: in, l: in.Layout, fw: fw, place: in.Placement, coeff: fw.ActivationCoefficient, calibrate: map[string]bool{}}

@@ -81,3 +81,38 @@ func TestValidationTime(t *testing.T) {
 		t.Errorf("plain PyTorch, vocabulary 256,000, micro-batch 1, full recompute: validations add %d bytes; want their logits' excess", e.Validation.AddedBytes)
 	}
 }
+
+// TestLossLogitBytes: gpuflow's trainers, compiled or eager, take the
+// loss in place (2 bytes a logit in a validation, 4 in training); the
+// eager trainer as it ran with F.cross_entropy (Input.EagerFP32Loss)
+// held fp32 copies in both, which the compiled trainer never took.
+func TestLossLogitBytes(t *testing.T) {
+	t.Parallel()
+	type bytes struct {
+		InPlace bool
+		Logit   float64
+	}
+	tests := map[string]struct {
+		framework string
+		eagerFP32 bool
+		want      bytes
+	}{
+		"compiled":                   {FrameworkGpuflow, false, bytes{true, trainerLogitBytes}},
+		"eager":                      {FrameworkGpuflowEager, false, bytes{true, trainerLogitBytes}},
+		"eager with F.cross_entropy": {FrameworkGpuflowEager, true, bytes{false, trainerEagerFP32LogitBytes}},
+		"compiled, flag ignored":     {FrameworkGpuflow, true, bytes{true, trainerLogitBytes}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			j, err := newJob(Input{Model: labShape(), Hardware: builtin("h200-x1"), Framework: tc.framework, TrainSteps: 10,
+				Layout: trainerLayout(1, 1, 1, false, layout.RecomputeNone), EagerFP32Loss: tc.eagerFP32})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, bytes{j.fw.LossInPlace, j.fw.LogitBytes}); diff != "" {
+				t.Errorf("loss (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
