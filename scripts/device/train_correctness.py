@@ -279,8 +279,13 @@ def compare(a):
 
 
 def chosen(a):
-    """A set's rows, of the models --only names where it is given."""
+    """A set's rows, of the models --only names where it is given; a name
+    no row has is refused, so that a typo does not check nothing."""
     only = set(filter(None, a.only.split(",")))
+    models = {split(n)[0] for n in SETS[a.set]}
+    unknown = only - models - {"eval"}  # gpus2-check.sh's name for the evaluation
+    if unknown:
+        sys.exit(f"--only {','.join(sorted(unknown))}: no such model in set {a.set}; it has {','.join(sorted(models))}")
     return [n for n in SETS[a.set] if not only or split(n)[0] in only]
 
 
