@@ -73,9 +73,9 @@ def apply_tp(part, tp_mesh, sp):
     columns, o and down by rows; with sequence parallelism the norms and the
     residual stream are split along the sequence between them. The logits
     stay split over the vocabulary (the loss is computed on the shards:
-    xent.vocab_parallel on GPUs, vocab_parallel_loss on CPU ranks), also when the output projection is
-    the tied embedding's weight, which the embedding splits by rows of the
-    vocabulary already. GPT-2's position embedding is split by rows of
+    xent.vocab_parallel on GPUs, vocab_parallel_loss on CPU ranks), also
+    when the output projection is the tied embedding's weight, which the
+    embedding splits by rows of the vocabulary already. GPT-2's position embedding is split by rows of
     positions as the token embedding is by rows of the vocabulary, and its
     output lands in the same layout. Column-parallel biases are split with
     their outputs, row-parallel ones kept whole and added once, after the

@@ -220,7 +220,7 @@ class Trainer:
                 self.summed_loss_fn = xent.vocab_parallel(self.mesh["tp"], self.args.vocab, "sum")
             else:
                 # Reads the logits once in the forward, where the compiled
-                # F.cross_entropy reads them twice.
+                # F.cross_entropy takes the time of two passes.
                 self.loss_fn = xent.cross_entropy
                 self.summed_loss_fn = xent.summed_cross_entropy
         elif cfg.compile:

@@ -2,11 +2,12 @@
 
 The logits of a large vocabulary are the largest tensor a step makes (at
 128,256 columns and 32,768 tokens, 8.4 GB in bf16), and the loss is bound
-by reading them. The compiled F.cross_entropy reads them twice in its
-forward (once for the maximum, once for the sum of exponentials) and
-once more in its backward. Here the forward reads each row once, keeping
-a running maximum and a sum rescaled to it (the online log-sum-exp), and
-saves one float per row; the backward reads the row again and writes the
+by reading them. The compiled F.cross_entropy's forward takes the time
+of two passes over them (on an H200, 1.5 TB/s of a single read;
+docs/benchmarks.md, "The loss in one read"), its backward one more.
+Here the forward reads each row once, keeping a running maximum and a
+sum rescaled to it (the online log-sum-exp), and saves one float per
+row; the backward reads the row again and writes the
 gradient, softmax minus the label's one-hot, times the loss's gradient.
 Labels of -100 (data.IGNORE) add nothing and get no gradient, as with
 F.cross_entropy's ignore_index.
@@ -29,9 +30,9 @@ import triton.language as tl
 
 from data import IGNORE
 
-# Columns read per loop iteration and warps per row: on an H200, 4,096
-# columns and 8 warps were the fastest of those tried, reading bf16 logits
-# at 3.5 TB/s in the forward (docs/benchmarks.md, "The loss in one read").
+# Columns read per loop iteration and warps per row: on an H200 the
+# forward reads bf16 logits at 3.5 TB/s with these (scripts/device/
+# xent_bench.py; docs/benchmarks.md, "The loss in one read").
 BLOCK = 4096
 WARPS = 8
 
