@@ -22,14 +22,17 @@ func TestShapeDifferencesNameTheFilesKeys(t *testing.T) {
 		"gpt2":  {"gpt2", []string{"n_layer = 1 where the model has layers = 2", "n_embd = 8 where the model has hidden = 16"}},
 	}
 	for name, tc := range tests {
-		c, err := hf.ReadConfig(filepath.Join("model", "hf", "testdata", "folders", tc.folder))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := c.Shape()
-		want.Layers, want.Hidden = 2, 16
-		if diff := cmp.Diff(tc.want, shapeDifferences(c, want)); diff != "" {
-			t.Errorf("%s: differences (-want +got):\n%s", name, diff)
-		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, err := hf.ReadConfig(filepath.Join("model", "hf", "testdata", "folders", tc.folder))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.Shape()
+			want.Layers, want.Hidden = 2, 16
+			if diff := cmp.Diff(tc.want, shapeDifferences(c, want)); diff != "" {
+				t.Errorf("differences (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
