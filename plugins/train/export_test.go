@@ -163,9 +163,12 @@ func TestPEFTTargets(t *testing.T) {
 		"all-linear, GPT-2": {"gelu", []string{"all-linear"}, []string{"down_proj", "k_proj", "o_proj", "q_proj", "up_proj", "v_proj"}},
 	}
 	for name, tc := range tests {
-		got := peftTargets(modelConfig{Activation: tc.activation}, tc.targets)
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("%s: peftTargets (-want +got):\n%s", name, diff)
-		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := peftTargets(modelConfig{Activation: tc.activation}, tc.targets)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("peftTargets (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
