@@ -72,6 +72,12 @@ type Framework struct {
 	// ("" means flash) or layout.AttentionMaterialized; the layout's
 	// attention replaces it.
 	Attention string
+	// CuDNNAttention: fused attention runs cuDNN's kernels through
+	// PyTorch's scaled_dot_product_attention (gpuflow's trainer, whose
+	// profiles show them), timed by their measured rate (attentionRate).
+	// Elsewhere the attention core is charged at the products' rate and
+	// what its kernel loses against them stays in the fitted GEMMShare.
+	CuDNNAttention bool
 	// ScatterGather: a pipeline send leaves each TP rank as a 1/tp slice
 	// and is gathered again over NVLink on arrival, with or without
 	// sequence parallelism (Megatron-LM); the layout's scatter_gather

@@ -150,7 +150,7 @@ func (j *job) tokensPerGPU() float64 {
 
 // microCompute is matrix products at the layout's precision (under fp8,
 // gpuflow's trainer keeps the output layer's and LoRA adapters' at bf16:
-// fp8KeptAtBF16), attention (flash attention kernels) at bf16, the
+// fp8KeptAtBF16), attention at its own rate (attentionRate), the
 // non-matrix work around the linear
 // layers, which scales with a full training pass at bf16 whatever the
 // precision (under LoRA, with the pass executed where the framework's
@@ -161,7 +161,7 @@ func (j *job) microCompute() float64 {
 	prec := j.rate(precision(j.l))
 	kept := j.fp8KeptAtBF16()
 	linear := (j.flops.executed-j.flops.attention-kept)/prec + kept/bf16
-	attention := j.flops.attention / bf16
+	attention := j.flops.attention / j.attentionRate()
 	pass := j.flops.fullEquivalent
 	if j.fw.FrozenGradsFree {
 		pass = j.flops.executed
