@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
@@ -35,6 +36,10 @@ type flopsInput struct {
 	// params is the whole model, layerParams its transformer layers
 	// alone (what full recomputation runs again), adapters LoRA's.
 	params, layerParams, adapters float64
+	// lookups are the parameters params counts that the step reads by
+	// index instead of multiplying (Framework.LookupsRead): they stay in
+	// the model FLOPs, as MFU is quoted, and leave the executed ones.
+	lookups float64
 	// attention is the attention core's work per token,
 	// counts.AttentionFLOPs.
 	attention float64
@@ -49,8 +54,9 @@ func countFLOPs(in flopsInput) flops {
 	attn := in.attention
 	attnFwd := attn / 3
 	params, adapters := in.params, in.adapters
-	f := flops{attention: attn, model: counts.ModelFLOPs(params, adapters, attn), forward: 2*params + 2*adapters + attnFwd}
-	f.fullEquivalent = 6*(params+adapters) + attn
+	products := params - in.lookups
+	f := flops{attention: attn, model: counts.ModelFLOPs(params, adapters, attn), forward: 2*products + 2*adapters + attnFwd}
+	f.fullEquivalent = 6*(products+adapters) + attn
 	var extra float64
 	switch {
 	case in.recompute == layout.RecomputeSelective && in.keepsProducts:
@@ -64,7 +70,7 @@ func countFLOPs(in flopsInput) flops {
 		// layer's, which no checkpoint wraps.
 		extra = 2*in.layerParams + 2*adapters + attnFwd
 	}
-	f.executed = f.model + extra
+	f.executed = counts.ModelFLOPs(products, adapters, attn) + extra
 	f.adapters = 6 * adapters
 	if in.recompute == layout.RecomputeFull {
 		f.adapters += 2 * adapters
@@ -72,4 +78,24 @@ func countFLOPs(in flopsInput) flops {
 	f.fullEquivalent += extra
 	f.attention += min(extra, attnFwd)
 	return f
+}
+
+// lookups is what countFLOPs leaves out of the executed work under
+// Framework.LookupsRead on a single stage without tensor parallelism: an
+// untied input embedding and GPT-2's learned positions, which the step
+// reads by token id and position instead of multiplying (a tied embedding
+// is the output layer's weight, a product, and counted once already).
+func (j *job) lookups() float64 {
+	if !j.fw.LookupsRead || j.l.TP > 1 || j.l.PP > 1 {
+		return 0
+	}
+	s := j.in.Model
+	var n float64
+	if !s.TiedEmbeddings {
+		n += j.counts.Embedding
+	}
+	if s.Activation == model.ActivationGELU {
+		n += float64(s.SeqLen) * float64(s.Hidden)
+	}
+	return n
 }

@@ -78,6 +78,18 @@ type Framework struct {
 	// Elsewhere the attention core is charged at the products' rate and
 	// what its kernel loses against them stays in the fitted GEMMShare.
 	CuDNNAttention bool
+	// LookupsRead: an untied input embedding and learned positions are
+	// read by index, and on a single stage without tensor parallelism
+	// their 6 x parameters FLOPs per token leave the executed work
+	// (job.lookups): gpuflow's trainer ran the 1B shape untied 1.3%
+	// slower than tied on one GPU where the count charged 17.5% more work
+	// (U4). Elsewhere the count keeps them. Under tensor parallelism the
+	// untied embedding measured about what they charge (J against JT),
+	// for a reason not isolated; under pipelining the plan's average stage
+	// spreads the output layer over the stages, where the last one runs it
+	// on top of its layers, and the lookups' charge stands in for that
+	// imbalance (docs/estimator.md, Known limits).
+	LookupsRead bool
 	// ScatterGather: a pipeline send leaves each TP rank as a 1/tp slice
 	// and is gathered again over NVLink on arrival, with or without
 	// sequence parallelism (Megatron-LM); the layout's scatter_gather

@@ -56,7 +56,7 @@ func trainer(name string, compiled bool) Framework {
 		StepBytesPerParam: trainerStepBytes, ReserveBytes: fit.ReserveBytes, ReserveBytesDistributed: fit.ReserveBytesWithPeers,
 		AllocatorSlack: fit.AllocatorSlack,
 		OverlapDP:      true, FSDP2: true, AloneWithoutFSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
-		FP8HeadBF16: true, FP8DynamicScaling: true, FP8FrozenBase: true, LossInPlace: true, CuDNNAttention: true,
+		FP8HeadBF16: true, FP8DynamicScaling: true, FP8FrozenBase: true, LossInPlace: true, CuDNNAttention: true, LookupsRead: true,
 		HostSPerLayer: fit.HostSPerLayer, HostSPerLayerAlone: fit.HostSPerLayerAlone, HostSPerStepAlone: fit.HostSPerStepAlone,
 		HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
 	f.CompiledElementwise = compiled
