@@ -242,8 +242,8 @@ func TestTrainerCouplingFit(t *testing.T) {
 // (go test -v -run TestTrainerHostAheadFit ./engine/estimate/), and fails
 // if either constant drifts from its fit. The constants are a Llama
 // block's: GPT-2's block (G16) runs other kernels (biases, LayerNorm,
-// learned positions), and its one run, slower than both its planned host
-// time and its planned GPU time, cannot tell which of the two it measures.
+// learned positions), and its two runs, in calls whose hosts differed,
+// measured 430,628 and 496,100 tokens/s.
 func TestTrainerHostAheadFit(t *testing.T) {
 	t.Parallel()
 	var rows [][]float64
