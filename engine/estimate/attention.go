@@ -45,17 +45,17 @@ func flashAttentionRate(peak, head, keys float64) float64 {
 }
 
 // attentionRate is the rate this job's attention core runs at: cuDNN's
-// fused kernels (Framework.CuDNNAttention) by flashAttentionRate, over
-// the keys a query reads on average (a sliding window's where it is
-// shorter than the sequence); other fused kernels, not measured here, and
-// the batched products of materialised attention (whose score traffic is
-// scoresTime's) at the rate of the other products.
+// fused kernels (Framework.CuDNNAttention) by flashAttentionRate over the
+// sequence's keys; other fused kernels, not measured here, at the rate of
+// the other products. Those include the trainer's sliding windows, which
+// run flex_attention's compiled kernels instead of cuDNN's, and the
+// batched products of materialised attention (whose score traffic is
+// scoresTime's).
 func (j *job) attentionRate() float64 {
-	if j.fw.materialized() || !j.fw.CuDNNAttention {
+	s := j.in.Model
+	windowed := s.Window > 0 && s.Window < s.SeqLen && s.WindowLayers > 0
+	if j.fw.materialized() || !j.fw.CuDNNAttention || windowed {
 		return j.rate(hardware.PrecisionBF16)
 	}
-	s := j.in.Model
-	shape := countShape(s)
-	keys := float64(shape.AttendedKeys()) / float64(shape.Layers)
-	return flashAttentionRate(j.in.Hardware.GPU.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), keys)
+	return flashAttentionRate(j.in.Hardware.GPU.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), float64(s.SeqLen))
 }
