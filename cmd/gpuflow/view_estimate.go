@@ -38,7 +38,7 @@ func writeEstimateHuman(w io.Writer, e *estimate.Estimate, pal *palette) {
 	}
 	row("throughput", "%.0f tokens/s (%.0f per GPU), MFU %.1f%%, %.3g params, %s", e.TokensPerS, e.TokensPerSPerGPU,
 		e.MFU*100, float64(e.Params), e.Framework)
-	row("", "%.0f TFLOP/s per GPU of model FLOPs, %.0f of hardware FLOPs (recomputation counted)",
+	row("", "%.0f TFLOP/s per GPU of model FLOPs, %.0f of hardware FLOPs (the work executed, recomputation included)",
 		e.ModelTFLOPSPerGPU, e.HardwareTFLOPSPerGPU)
 	if e.Steps > 0 {
 		row("run", "%d steps in %s, $%.0f, %.0f kWh", e.Steps, formatDuration(e.DurationS), e.CostUSD, e.EnergyKWh)

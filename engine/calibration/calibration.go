@@ -28,8 +28,10 @@ type File struct {
 // FrameworkFit holds the figures of a training framework's accounting
 // that are fitted to runs rather than derived.
 type FrameworkFit struct {
-	// GEMMShare: the step's compute time, less the optimizer step, over
-	// the matrix and attention time at the default GEMM efficiency.
+	// GEMMShare: the matrix products' and attention's time over the
+	// step's compute time, less the optimizer step, with the products at
+	// the default GEMM efficiency and attention at its own rate where the
+	// framework's kernel was measured (the estimator's attentionRate).
 	GEMMShare float64 `json:"gemm_share"`
 	// ActivationCoefficient scales the Korthikanti activation count.
 	ActivationCoefficient float64 `json:"activation_coefficient"`

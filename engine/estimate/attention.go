@@ -28,13 +28,14 @@ import (
 //
 //	2 x attentionProductShare x peak x head/(head+width) x keys/(keys+block)
 //
-// The constants are the least-squares fit to the 25 measured shapes
-// (TestAttentionRateFit holds them to engine/estimate/testdata/attention-h200.json);
-// other GPUs take the same shares of their own bf16 peak.
+// The constants are the least-squares fit of the planned time, relative to
+// the measured one, over the 25 measured shapes (TestAttentionRateFit holds
+// them to engine/estimate/testdata/attention-h200.json);
+// they apply to Hopper GPUs, the generation measured (attentionRate).
 const (
-	attentionProductShare = 0.6464
-	attentionSoftmaxWidth = 43.6
-	attentionBlockKeys    = 815
+	attentionProductShare = 0.6584
+	attentionSoftmaxWidth = 45.6
+	attentionBlockKeys    = 855
 )
 
 // flashAttentionRate is a fused attention kernel's FLOP/s for a head size
@@ -44,18 +45,32 @@ func flashAttentionRate(peak, head, keys float64) float64 {
 	return 2 * attentionProductShare * peak * head / (head + attentionSoftmaxWidth) * keys / (keys + attentionBlockKeys)
 }
 
-// attentionRate is the rate this job's attention core runs at: cuDNN's
-// fused kernels (Framework.CuDNNAttention) by flashAttentionRate over the
-// sequence's keys; other fused kernels, not measured here, at the rate of
-// the other products. Those include the trainer's sliding windows, which
-// run flex_attention's compiled kernels instead of cuDNN's, and the
-// batched products of materialised attention (whose score traffic is
-// scoresTime's).
+// measuredAttentionCapability is the compute capability the attention
+// curve was measured on (Hopper: H100, H200, GH200).
+const measuredAttentionCapability = "9.0"
+
+// attentionRate is the rate this job's attention core runs at. cuDNN's
+// fused kernels (Framework.CuDNNAttention) on the GPU generation they were
+// measured on run at flashAttentionRate over the sequence's keys; a layer
+// whose sliding window is shorter than the sequence runs the trainer's
+// compiled flex_attention instead, not measured, at the rate of the other
+// products, as do other frameworks' fused kernels, other GPU generations
+// and the batched products of materialised attention (whose score traffic
+// is scoresTime's). A model with both kinds of layer takes each at its own
+// rate, weighted by its share of the attention work (the keys it reads).
 func (j *job) attentionRate() float64 {
-	s := j.in.Model
-	windowed := s.Window > 0 && s.Window < s.SeqLen && s.WindowLayers > 0
-	if j.fw.materialized() || !j.fw.CuDNNAttention || windowed {
-		return j.rate(hardware.PrecisionBF16)
+	products := j.rate(hardware.PrecisionBF16)
+	gpu := j.in.Hardware.GPU
+	if j.fw.materialized() || !j.fw.CuDNNAttention || gpu.ComputeCapability != measuredAttentionCapability {
+		return products
 	}
-	return flashAttentionRate(j.in.Hardware.GPU.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), float64(s.SeqLen))
+	s := j.in.Model
+	fused := flashAttentionRate(gpu.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), float64(s.SeqLen))
+	shape := countShape(s)
+	full := float64(shape.Layers-min(shape.WindowLayers, shape.Layers)) * float64(s.SeqLen)
+	if s.Window <= 0 || s.Window >= s.SeqLen {
+		full = float64(shape.AttendedKeys())
+	}
+	share := full / float64(shape.AttendedKeys())
+	return 1 / (share/fused + (1-share)/products)
 }

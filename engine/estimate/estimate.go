@@ -86,8 +86,10 @@ type Estimate struct {
 	MFU float64 `json:"mfu"`
 	// ModelTFLOPSPerGPU is achieved model FLOPs per second per GPU (the
 	// count MFU uses, recomputation not counted); HardwareTFLOPSPerGPU
-	// counts the FLOPs executed, recomputation included. Megatron-LM
-	// reports the latter, torchtitan the former.
+	// counts the FLOPs executed, recomputation included and, where the
+	// framework reads them (Framework.LookupsRead), an untied embedding's
+	// and learned positions' lookups left out, so it can fall below the
+	// model figure. Megatron-LM reports the latter, torchtitan the former.
 	ModelTFLOPSPerGPU    float64 `json:"model_tflops_per_gpu"`
 	HardwareTFLOPSPerGPU float64 `json:"hardware_tflops_per_gpu"`
 	Steps                int64   `json:"steps"`

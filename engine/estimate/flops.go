@@ -20,8 +20,10 @@ type flops struct {
 	// counted too: the non-matrix work of a framework whose LoRA does not
 	// save it (Framework.FrozenGradsFree) scales with it.
 	fullEquivalent float64
-	// forward is the forward pass alone, executed once.
-	forward float64
+	// forward is the forward pass alone, executed once; modelForward the
+	// same in the model FLOPs' convention (lookups counted as products),
+	// what a forward-only estimate quotes its MFU in.
+	forward, modelForward float64
 	// attention is the attention-core share of executed (QK^T and AV,
 	// forward and backward).
 	attention float64
@@ -55,7 +57,8 @@ func countFLOPs(in flopsInput) flops {
 	attnFwd := attn / 3
 	params, adapters := in.params, in.adapters
 	products := params - in.lookups
-	f := flops{attention: attn, model: counts.ModelFLOPs(params, adapters, attn), forward: 2*products + 2*adapters + attnFwd}
+	f := flops{attention: attn, model: counts.ModelFLOPs(params, adapters, attn), forward: 2*products + 2*adapters + attnFwd,
+		modelForward: 2*params + 2*adapters + attnFwd}
 	f.fullEquivalent = 6*(products+adapters) + attn
 	var extra float64
 	switch {

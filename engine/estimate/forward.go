@@ -19,7 +19,7 @@ const (
 // computeForward fills an estimate of forward-only work.
 func (j *job) computeForward(e *Estimate) {
 	e.TrainableParams = 0
-	e.FLOPsPerToken = j.flops.forward
+	e.FLOPsPerToken = j.flops.modelForward
 	e.Memory = j.forwardMemory()
 	j.forwardTime(e)
 	j.budget(e)
@@ -64,7 +64,7 @@ func (j *job) forwardTime(e *Estimate) {
 	e.TokensPerS = tokensPerStep / e.StepTimeS
 	e.TokensPerSPerGPU = e.TokensPerS / float64(l.WorldSize())
 	peak := j.in.Hardware.GPU.TFLOPS[precision(l)] * 1e12
-	e.MFU = e.TokensPerS * j.flops.forward / (float64(l.WorldSize()) * peak)
-	e.ModelTFLOPSPerGPU = e.TokensPerSPerGPU * j.flops.forward / 1e12
-	e.HardwareTFLOPSPerGPU = e.ModelTFLOPSPerGPU
+	e.MFU = e.TokensPerS * j.flops.modelForward / (float64(l.WorldSize()) * peak)
+	e.ModelTFLOPSPerGPU = e.TokensPerSPerGPU * j.flops.modelForward / 1e12
+	e.HardwareTFLOPSPerGPU = e.TokensPerSPerGPU * j.flops.forward / 1e12
 }

@@ -80,7 +80,8 @@ type Framework struct {
 	CuDNNAttention bool
 	// LookupsRead: an untied input embedding and learned positions are
 	// read by index, and on a single stage without tensor parallelism
-	// their 6 x parameters FLOPs per token leave the executed work
+	// what the count charges them (6 FLOPs per parameter and token, 4 for
+	// frozen weights under LoRA) leaves the executed work
 	// (job.lookups): gpuflow's trainer ran the 1B shape untied 1.3%
 	// slower than tied on one GPU where the count charged 17.5% more work
 	// (U4). Elsewhere the count keeps them. Under tensor parallelism the

@@ -7,12 +7,13 @@ import (
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/hardware"
+	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
 // TestLookupsLeaveExecutedWork: gpuflow's trainer on one stage without
 // tensor parallelism executes no products for an untied input embedding
 // or learned positions; everywhere else, and in the model FLOPs MFU is
-// quoted in, they stay.
+// quoted in (training and forward-only alike), they stay.
 func TestLookupsLeaveExecutedWork(t *testing.T) {
 	t.Parallel()
 	llama := preset("llama3.2-1b")
@@ -20,37 +21,50 @@ func TestLookupsLeaveExecutedWork(t *testing.T) {
 	untied.TiedEmbeddings = false
 	gpt := untied
 	gpt.Activation = model.ActivationGELU
-	h, v := float64(llama.Hidden), float64(llama.Vocab)
+	gptTied := gpt
+	gptTied.TiedEmbeddings = true
+	h, v, s := float64(llama.Hidden), float64(llama.Vocab), float64(gpt.SeqLen)
+	lora := &LoRA{Rank: 16, Targets: []string{"q", "v"}}
 	cases := map[string]struct {
 		shape     model.Shape
 		framework string
 		tp, pp    int
-		want      float64 // executed FLOPs per token less the model's
+		lora      *LoRA
+		lookups   float64 // parameters read, not multiplied
+		perParam  float64 // FLOPs per token each costs in the count: 6, or 4 frozen under LoRA
 	}{
-		"gpuflow, untied, one GPU":       {untied, FrameworkGpuflow, 1, 1, -6 * v * h},
-		"gpuflow, GELU positions too":    {gpt, FrameworkGpuflow, 1, 1, -6 * (v*h + float64(gpt.SeqLen)*h)},
-		"gpuflow, tied":                  {llama, FrameworkGpuflow, 1, 1, 0},
-		"gpuflow, untied under TP":       {untied, FrameworkGpuflow, 2, 1, 0},
-		"gpuflow, untied under PP":       {untied, FrameworkGpuflow, 1, 2, 0},
-		"megatron, untied, one GPU":      {untied, FrameworkMegatron, 1, 1, 0},
-		"gpuflow-eager, untied, one GPU": {untied, FrameworkGpuflowEager, 1, 1, -6 * v * h},
+		"gpuflow, untied, one GPU":       {untied, FrameworkGpuflow, 1, 1, nil, v * h, 6},
+		"gpuflow, GELU, untied":          {gpt, FrameworkGpuflow, 1, 1, nil, v*h + s*h, 6},
+		"gpuflow, GELU, tied":            {gptTied, FrameworkGpuflow, 1, 1, nil, s * h, 6},
+		"gpuflow, tied":                  {llama, FrameworkGpuflow, 1, 1, nil, 0, 6},
+		"gpuflow, untied, LoRA":          {untied, FrameworkGpuflow, 1, 1, lora, v * h, 4},
+		"gpuflow, untied under TP":       {untied, FrameworkGpuflow, 2, 1, nil, 0, 6},
+		"gpuflow, untied under PP":       {untied, FrameworkGpuflow, 1, 2, nil, 0, 6},
+		"megatron, untied, one GPU":      {untied, FrameworkMegatron, 1, 1, nil, 0, 6},
+		"gpuflow-eager, untied, one GPU": {untied, FrameworkGpuflowEager, 1, 1, nil, v * h, 6},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			gpus := c.tp * c.pp
 			hw := builtin("h200-x1")
-			if gpus > 1 {
+			if c.tp*c.pp > 1 {
 				hw = builtin("nebius-h100-8")
 			}
-			in := Input{Model: c.shape, Hardware: hw, Framework: c.framework, Layout: layout.Layout{TP: c.tp, PP: c.pp, DP: 1, CP: 1, VP: 1,
+			in := Input{Model: c.shape, Hardware: hw, Framework: c.framework, LoRA: c.lora, Layout: layout.Layout{TP: c.tp, PP: c.pp, DP: 1, CP: 1, VP: 1,
 				MicroBatch: 1, GlobalBatch: 4, Recompute: layout.RecomputeNone, Precision: hardware.PrecisionBF16}}
 			j, err := newJob(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := j.flops.executed - j.flops.model; math.Abs(got-c.want) > 1 {
-				t.Errorf("executed - model = %.4g FLOPs per token, want %.4g", got, c.want)
+			f := j.flops
+			if want := counts.ModelFLOPs(j.params, j.adapters, f.attention); math.Abs(f.model-want) > 1 {
+				t.Errorf("model FLOPs %.6g per token, want the convention's %.6g", f.model, want)
+			}
+			if got, want := f.executed-f.model, -c.perParam*c.lookups; math.Abs(got-want) > 1 {
+				t.Errorf("executed - model = %.4g FLOPs per token, want %.4g", got, want)
+			}
+			if got, want := f.forward-f.modelForward, -2*c.lookups; math.Abs(got-want) > 1 {
+				t.Errorf("forward executed - model = %.4g FLOPs per token, want %.4g", got, want)
 			}
 		})
 	}

@@ -1,8 +1,12 @@
 """Causal attention's forward and backward through the trainer's call
-(F.scaled_dot_product_attention with grouped keys and values, PyTorch's
-backend choice), bf16, over head sizes and sequence lengths at 32,768
-tokens a call: the rate the plan's attention time is drawn from. Prints one
-line per shape and, with --json, writes them.
+(F.scaled_dot_product_attention with grouped keys and values on
+(batch, heads, seq, head) views of (batch, seq, heads, head) tensors, as
+the trainer's attention makes them; PyTorch's backend choice), bf16, over
+head sizes and sequence lengths at 32,768 tokens a call: the rate the
+plan's attention time is drawn from. Each shape's kernels are named from
+one profiled call, so the backend that ran is on record. Prints one line
+per shape and, with --json, writes them with the GPU and PyTorch version
+(engine/estimate/testdata/attention-h200.json is that file).
 
   python3 attn_sweep.py [--json FILE]
 
@@ -16,6 +20,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
 
 TOKENS = 32768
 
@@ -34,25 +39,41 @@ def timed(fn, n):
     return sorted(s.elapsed_time(e) for s, e in zip(start, end))[n // 2] / 1e3
 
 
+def named(fn):
+    """The GPU kernels one call of fn launches, by name, longest first."""
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    spent = {}
+    for e in prof.key_averages():
+        if e.self_device_time_total > 0:
+            spent[e.key] = spent.get(e.key, 0) + e.self_device_time_total
+    return [name for name, _ in sorted(spent.items(), key=lambda kv: -kv[1])[:3]]
+
+
 def case(d, s, heads, kv):
     b = max(1, TOKENS // s)
-    q = torch.randn(b, heads, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    k = torch.randn(b, kv, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    v = torch.randn(b, kv, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+
+    def projected(h):
+        # The trainer's projections are (batch, seq, heads, head); it hands
+        # attention their transposed views.
+        return torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+
+    q, k, v = projected(heads), projected(kv), projected(kv)
     g = torch.randn(b, heads, s, d, device="cuda", dtype=torch.bfloat16)
 
     def fwd():
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=heads != kv)
+        return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True,
+                                              enable_gqa=heads != kv)
 
     def both():
         fwd().backward(g)
 
-    with torch.no_grad():
-        tf = timed(fwd, 10)
+    tf = timed(fwd, 10)  # with gradients on, as in training: the forward keeps what its backward needs
     tb = timed(both, 10)
     square = 12 * heads * d * s * b * s  # 12 h s per token, h = heads x d, over b x s tokens
     return {"head_dim": d, "seq": s, "batch": b, "heads": heads, "kv_heads": kv, "forward_s": tf, "step_s": tb,
-            "square_tflops": square / tb / 1e12, "causal_tflops": square / 2 / tb / 1e12}
+            "square_tflops": square / tb / 1e12, "causal_tflops": square / 2 / tb / 1e12, "kernels": named(both)}
 
 
 def main():
@@ -71,11 +92,11 @@ def main():
                 continue
             rows.append(r)
             print(f"{d:4d} {s:6d} {r['batch']:3d} {heads:5d} {r['forward_s']*1e3:8.2f} {r['step_s']*1e3:8.2f} "
-                  f"{r['square_tflops']:11.1f} {r['causal_tflops']:11.1f}", flush=True)
+                  f"{r['square_tflops']:11.1f} {r['causal_tflops']:11.1f}  {(r['kernels'] or ['?'])[0][:60]}", flush=True)
             torch.cuda.empty_cache()
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
