@@ -66,11 +66,10 @@ func (j *job) attentionRate() float64 {
 	}
 	s := j.in.Model
 	fused := flashAttentionRate(gpu.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), float64(s.SeqLen))
-	shape := countShape(s)
-	full := float64(shape.Layers-min(shape.WindowLayers, shape.Layers)) * float64(s.SeqLen)
-	if s.Window <= 0 || s.Window >= s.SeqLen {
-		full = float64(shape.AttendedKeys())
+	// The windowed layers' share of the keys read (counts.AttendedKeys).
+	var windowed float64
+	if s.Window > 0 && s.Window < s.SeqLen {
+		windowed = float64(min(s.WindowLayers, s.Layers)*s.Window) / float64(countShape(s).AttendedKeys())
 	}
-	share := full / float64(shape.AttendedKeys())
-	return 1 / (share/fused + (1-share)/products)
+	return 1 / ((1-windowed)/fused + windowed/products)
 }

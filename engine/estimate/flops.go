@@ -2,7 +2,6 @@ package estimate
 
 import (
 	"github.com/gpuflow/gpuflow/engine/layout"
-	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
@@ -92,13 +91,9 @@ func (j *job) lookups() float64 {
 	if !j.fw.LookupsRead || j.l.TP > 1 || j.l.PP > 1 {
 		return 0
 	}
-	s := j.in.Model
-	var n float64
-	if !s.TiedEmbeddings {
+	n := countShape(j.in.Model).Positions()
+	if !j.in.Model.TiedEmbeddings {
 		n += j.counts.Embedding
-	}
-	if s.Activation == model.ActivationGELU {
-		n += float64(s.SeqLen) * float64(s.Hidden)
 	}
 	return n
 }

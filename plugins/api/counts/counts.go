@@ -56,12 +56,21 @@ func Count(s Shape) Params {
 	if s.GELU {
 		attnBias := q + 2*kv + h
 		c.PerLayer = attn + attnBias + 2*h*ffn + ffn + h + 2*2*h
-		c.Extra = 2*h + float64(s.SeqLen)*h
+		c.Extra = 2*h + s.Positions()
 		return c
 	}
 	c.PerLayer = attn + 3*h*ffn + 2*h
 	c.Extra = h
 	return c
+}
+
+// Positions is a GELU (GPT-style) model's learned position embeddings,
+// one row of hidden per position up to SeqLen; zero for rotary models.
+func (s Shape) Positions() float64 {
+	if !s.GELU {
+		return 0
+	}
+	return float64(s.SeqLen) * float64(s.Hidden)
 }
 
 // AttentionFLOPs is the attention core's work per token (QK^T and AV,
