@@ -64,8 +64,10 @@ func folderProblem(path, attr string, m *StageModel) string {
 }
 
 // shapeDifferences lists where the folder's config.json and want, the
-// stage's model, disagree on what the weights' shapes depend on, under
-// the file's own keys (GPT-2's n_layer, n_embd, ...).
+// stage's model, disagree on what the weights' shapes depend on, and on
+// the sliding window, which the trainer takes from the folder while the
+// plan counts the model's, under the file's own keys (GPT-2's n_layer,
+// n_embd, ...).
 func shapeDifferences(c *hf.Config, want model.Shape) []string {
 	folder := c.Shape()
 	var out []string
@@ -81,5 +83,15 @@ func shapeDifferences(c *hf.Config, want model.Shape) []string {
 	add("kv_heads", folder.KVHeads, want.KVHeads)
 	add("vocab", folder.Vocab, want.Vocab)
 	add("tied_embeddings", folder.TiedEmbeddings, want.TiedEmbeddings)
+	add("sliding_window", windowing(folder, want.SeqLen), windowing(want, want.SeqLen))
 	return out
+}
+
+// windowing is how a model's sliding window acts at seq tokens: "none"
+// where it is as long as the sequence or longer.
+func windowing(s model.Shape, seq int) string {
+	if s.Window <= 0 || s.Window >= seq || s.WindowLayers <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d tokens in %d of %d layers", s.Window, min(s.WindowLayers, s.Layers), s.Layers)
 }

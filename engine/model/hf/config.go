@@ -274,7 +274,7 @@ var keys = map[string][2]string{
 	"ffn_hidden": {"intermediate_size", "n_inner"}, "heads": {"num_attention_heads", "n_head"},
 	"kv_heads": {"num_key_value_heads", "n_head"}, "vocab": {"vocab_size", "vocab_size"},
 	"positions": {"max_position_embeddings", "n_positions"}, "tied_embeddings": {"tie_word_embeddings", "tie_word_embeddings"},
-	"activation": {"hidden_act", "activation_function"},
+	"activation": {"hidden_act", "activation_function"}, "sliding_window": {"sliding_window", "sliding_window"},
 }
 
 // Key is config.json's name for a model argument (layers, hidden, ...).
