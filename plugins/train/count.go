@@ -19,7 +19,12 @@ func countModel(cfg *runConfig) api.Diagnostics {
 	if cfg.LoRA != nil {
 		per, err := counts.AdaptersPerLayer(s, cfg.LoRA.Rank, cfg.LoRA.Targets)
 		if err != nil {
-			return api.Diagnostics{{Severity: api.Error, Summary: "Invalid LoRA", Path: cty.GetAttrPath("lora").GetAttr("targets"),
+			// The error is the rank's or else the targets'.
+			attr := "targets"
+			if cfg.LoRA.Rank < 1 {
+				attr = "rank"
+			}
+			return api.Diagnostics{{Severity: api.Error, Summary: "Invalid LoRA", Path: cty.GetAttrPath("lora").GetAttr(attr),
 				Detail: fmt.Sprintf("%v.", err)}}
 		}
 		adapters = per * float64(s.Layers)

@@ -52,11 +52,11 @@ func TestCountRefusesLoRA(t *testing.T) {
 	tests := map[string]struct {
 		activation string
 		lora       loraConfig
-		want       string
+		path, want string
 	}{
-		"no such layer": {"swiglu", loraConfig{Rank: 8, Targets: []string{"q_proj", "lm_head"}}, `LoRA target "lm_head" is not a linear layer of this model`},
-		"gate in GPT-2": {activationGELU, loraConfig{Rank: 8, Targets: []string{"gate_proj"}}, `LoRA target "gate_proj" is not a linear layer of this model`},
-		"zero rank":     {"swiglu", loraConfig{Rank: 0, Targets: []string{"q_proj"}}, "LoRA rank is 0; it must be 1 or more"},
+		"no such layer": {"swiglu", loraConfig{Rank: 8, Targets: []string{"q_proj", "lm_head"}}, "lora.targets", `LoRA target "lm_head" is not a linear layer of this model`},
+		"gate in GPT-2": {activationGELU, loraConfig{Rank: 8, Targets: []string{"gate_proj"}}, "lora.targets", `LoRA target "gate_proj" is not a linear layer of this model`},
+		"zero rank":     {"swiglu", loraConfig{Rank: 0, Targets: []string{"q_proj"}}, "lora.rank", "LoRA rank is 0; it must be 1 or more"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -64,8 +64,8 @@ func TestCountRefusesLoRA(t *testing.T) {
 			m := modelConfig{Layers: 2, Hidden: 64, FFNHidden: 128, Heads: 4, KVHeads: 2, Vocab: 128, SeqLen: 32, Activation: tc.activation}
 			cfg := runConfig{Model: m, LoRA: &tc.lora}
 			diags := countModel(&cfg)
-			if len(diags) != 1 || api.PathString(diags[0].Path) != "lora.targets" || !strings.HasPrefix(diags[0].Detail, tc.want) {
-				t.Errorf("diagnostics %v, want one error at lora.targets whose detail starts %q", diags, tc.want)
+			if len(diags) != 1 || api.PathString(diags[0].Path) != tc.path || !strings.HasPrefix(diags[0].Detail, tc.want) {
+				t.Errorf("diagnostics %v, want one error at %s whose detail starts %q", diags, tc.path, tc.want)
 			}
 		})
 	}
