@@ -10,19 +10,20 @@ import (
 	"github.com/gpuflow/gpuflow/hardware"
 )
 
-// attentionSweep is scripts/device/attn_sweep.py's output on one H200.
+// attentionSweep is scripts/device/attn_sweep.py's output on one GPU.
 type attentionSweep struct {
 	GPU  string `json:"gpu"`
 	Rows []struct {
 		HeadDim      float64 `json:"head_dim"`
+		Heads        int     `json:"heads"`
 		Seq          float64 `json:"seq"`
 		SquareTFLOPS float64 `json:"square_tflops"`
 	} `json:"rows"`
 }
 
-func readAttentionSweep(t *testing.T) attentionSweep {
+func readAttentionSweep(t *testing.T, gpu string) attentionSweep {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/attention-h200.json")
+	raw, err := os.ReadFile("testdata/attention-" + gpu + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func readAttentionSweep(t *testing.T) attentionSweep {
 // best block lies on the grid's edge.
 func TestAttentionRateFit(t *testing.T) {
 	t.Parallel()
-	sweep := readAttentionSweep(t)
+	sweep := readAttentionSweep(t, "h200")
 	peak := builtin("h200-x1").GPU.TFLOPS[hardware.PrecisionBF16] * 1e12
 	const lo, hi = 100.0, 3000.0
 	best, bestA, bestB, bestBlock := math.Inf(1), 0.0, 0.0, 0.0
@@ -96,7 +97,7 @@ func TestAttentionRateFit(t *testing.T) {
 func TestAttentionRateAgainstSweep(t *testing.T) {
 	t.Parallel()
 	peak := builtin("h200-x1").GPU.TFLOPS[hardware.PrecisionBF16] * 1e12
-	for _, r := range readAttentionSweep(t).Rows {
+	for _, r := range readAttentionSweep(t, "h200").Rows {
 		got := flashAttentionRate(peak, r.HeadDim, r.Seq) / 1e12
 		tol := 0.08
 		if r.HeadDim != 64 && r.HeadDim != 128 {
@@ -154,5 +155,33 @@ func TestAttentionRateByFramework(t *testing.T) {
 				t.Errorf("attention rate %.4g, want %.4g", got, c.want)
 			}
 		})
+	}
+}
+
+// TestAttentionH100 holds the H100's sweep to the H200's, whose curve the
+// plan uses for both: within 4.5% from 4,096 keys, and slower by at most
+// 13% below (the blocks' loads and stores meet 30% less memory
+// bandwidth).
+func TestAttentionH100(t *testing.T) {
+	t.Parallel()
+	type shape struct {
+		head  float64
+		heads int
+		keys  float64
+	}
+	h200 := map[shape]float64{}
+	for _, r := range readAttentionSweep(t, "h200").Rows {
+		h200[shape{r.HeadDim, r.Heads, r.Seq}] = r.SquareTFLOPS
+	}
+	for _, r := range readAttentionSweep(t, "h100").Rows {
+		ref, ok := h200[shape{r.HeadDim, r.Heads, r.Seq}]
+		if !ok {
+			t.Fatalf("head %v x %d at %v keys: not in the H200's sweep", r.HeadDim, r.Heads, r.Seq)
+		}
+		off := r.SquareTFLOPS/ref - 1
+		t.Logf("head %3.0f x %2d, %5.0f keys: H100 %4.0f, H200 %4.0f TFLOP/s (%+.1f%%)", r.HeadDim, r.Heads, r.Seq, r.SquareTFLOPS, ref, 100*off)
+		if (r.Seq >= 4096 && math.Abs(off) > 0.045) || off < -0.13 || off > 0.045 {
+			t.Errorf("head %v x %d at %v keys: the H100 runs %+.1f%% off the H200", r.HeadDim, r.Heads, r.Seq, 100*off)
+		}
 	}
 }

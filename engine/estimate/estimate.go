@@ -212,8 +212,7 @@ func newJob(in Input) (*job, error) {
 		return nil, err
 	}
 	j.micro = max(1, in.Layout.GradAccumulation())
-	j.flops = countFLOPs(flopsInput{params: j.params, layerParams: j.counts.PerLayer * float64(in.Model.Layers), adapters: j.adapters, lookups: j.lookups(),
-		attention: counts.AttentionFLOPs(countShape(in.Model)), recompute: in.Layout.Recompute, keepsProducts: fw.SelectiveKeepsProducts})
+	j.flops = j.countFLOPs(j.lookups())
 	j.links = &links{hw: in.Hardware, cal: in.Calibration, calibrated: map[string]bool{}}
 	if c, ok := in.Calibration.Activation(fw.Name); ok {
 		j.coeff = c

@@ -82,6 +82,15 @@ func countFLOPs(in flopsInput) flops {
 	return f
 }
 
+// countFLOPs counts this job's work per token with the given parameters
+// read by index rather than multiplied.
+func (j *job) countFLOPs(lookups float64) flops {
+	in := j.in
+	return countFLOPs(flopsInput{params: j.params, layerParams: j.counts.PerLayer * float64(in.Model.Layers), adapters: j.adapters,
+		lookups: lookups, attention: counts.AttentionFLOPs(countShape(in.Model)), recompute: in.Layout.Recompute,
+		keepsProducts: j.fw.SelectiveKeepsProducts})
+}
+
 // lookups is what countFLOPs leaves out of the executed work under
 // Framework.LookupsRead on a single stage without tensor parallelism: an
 // untied input embedding and GPT-2's learned positions, which the step

@@ -69,3 +69,71 @@ func TestLookupsLeaveExecutedWork(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupsKeptUnderTPAndPP is why LookupsRead stops at one stage
+// without tensor parallelism: every untied run of the trainer planned
+// with its lookups counted as products and read by index; on one stage
+// without TP reading them plans closer to what ran (on average and at
+// worst), under TP or PP further.
+func TestLookupsKeptUnderTPAndPP(t *testing.T) {
+	t.Parallel()
+	type errs struct{ multiplied, read []float64 }
+	groups := map[string]*errs{"one stage, no TP": {}, "TP": {}, "PP": {}}
+	for name, r := range trainerRuns(t) {
+		l, s := r.in.Layout, r.in.Model
+		if s.TiedEmbeddings || r.in.Framework != FrameworkGpuflow || r.in.LoRA != nil {
+			continue
+		}
+		group := "one stage, no TP"
+		switch {
+		case l.TP > 1:
+			group = "TP"
+		case l.PP > 1:
+			group = "PP"
+		}
+		j, err := newJob(r.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.flops = j.countFLOPs(0)
+		multiplied := tokensOf(j)/r.tokensPerS - 1
+		j.flops = j.countFLOPs(j.counts.Embedding + countShape(s).Positions())
+		read := tokensOf(j)/r.tokensPerS - 1
+		t.Logf("%-50s lookups multiplied %+6.1f%%, read %+6.1f%%", name, 100*multiplied, 100*read)
+		g := groups[group]
+		g.multiplied, g.read = append(g.multiplied, multiplied), append(g.read, read)
+	}
+	for name, g := range groups {
+		mm, mr, wm, wr := meanAbs(g.multiplied), meanAbs(g.read), worstAbs(g.multiplied), worstAbs(g.read)
+		t.Logf("%s: %d runs, mean |error| %.1f%% with the lookups multiplied, %.1f%% read; worst %.1f%% and %.1f%%",
+			name, len(g.read), 100*mm, 100*mr, 100*wm, 100*wr)
+		readBetter := mr < mm && wr <= wm
+		if want := name == "one stage, no TP"; readBetter != want {
+			t.Errorf("%s: reading the lookups plans better: %v, the rule says %v", name, readBetter, want)
+		}
+	}
+}
+
+// tokensOf is the job's planned tokens/s.
+func tokensOf(j *job) float64 {
+	e := &Estimate{}
+	e.Memory = j.memory()
+	j.time(e)
+	return e.TokensPerS
+}
+
+func meanAbs(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += math.Abs(x)
+	}
+	return s / float64(len(xs))
+}
+
+func worstAbs(xs []float64) float64 {
+	var w float64
+	for _, x := range xs {
+		w = math.Max(w, math.Abs(x))
+	}
+	return w
+}

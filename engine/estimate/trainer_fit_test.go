@@ -64,7 +64,7 @@ func TestTrainerFit(t *testing.T) {
 	var rows [][]float64
 	var y, w []float64
 	var hostRuns []float64
-	var gpuBound []trainerRun
+	var gpuBound, eagerRuns []trainerRun
 	for _, r := range runs {
 		e, err := Compute(r.in)
 		if err != nil {
@@ -103,6 +103,8 @@ func TestTrainerFit(t *testing.T) {
 			hostRuns = append(hostRuns, (step-e.OptimizerS)/(micro*float64(r.in.Model.Layers)))
 		case r.in.Framework == FrameworkGpuflow:
 			gpuBound = append(gpuBound, r)
+		default:
+			eagerRuns = append(eagerRuns, r)
 		}
 	}
 	fit := leastSquares(rows, y, w)
@@ -134,10 +136,32 @@ func TestTrainerFit(t *testing.T) {
 	// kernels leave of the GPU's time: least squares on relative tokens/s
 	// over the GPU-bound compiled runs of A-M without tensor or pipeline
 	// parallelism (a grid: tokens/s is not linear in it).
-	share, best := 0.0, math.Inf(1)
-	for s := 0.5; s <= 1; s += 0.0005 {
+	for _, c := range []struct {
+		name     string
+		runs     []trainerRun
+		constant float64
+	}{
+		{"GEMM share", gpuBound, compiled.GEMMShare},
+		// The eager trainer's share over its runs without TP or PP, B and I.
+		{"eager GEMM share", eagerRuns, eager.GEMMShare},
+	} {
+		share, rms := fitGEMMShare(t, c.runs)
+		t.Logf("%s: fit %.4g over %d runs (rms error %.1f%%), constant %.4g", c.name, share, len(c.runs), 100*rms, c.constant)
+		if !within(share, c.constant, 0.01) {
+			t.Errorf("%s: constant %.4g, refit to A-M gives %.4g (tolerance 1%%)", c.name, c.constant, share)
+		}
+	}
+}
+
+// fitGEMMShare is the GEMM share that fits runs best by least squares on
+// relative tokens/s (a grid: tokens/s is not linear in it), and its rms
+// relative error.
+func fitGEMMShare(t *testing.T, runs []trainerRun) (share, rms float64) {
+	t.Helper()
+	best := math.Inf(1)
+	for s := 0.4; s <= 1; s += 0.0005 {
 		var sum float64
-		for _, r := range gpuBound {
+		for _, r := range runs {
 			d := tokensWithFramework(t, r, func(f *Framework) { f.GEMMShare = s })/r.tokensPerS - 1
 			sum += d * d
 		}
@@ -145,11 +169,7 @@ func TestTrainerFit(t *testing.T) {
 			share, best = s, sum
 		}
 	}
-	t.Logf("GEMM share: fit %.4g over %d GPU-bound compiled runs (rms error %.1f%%), constant %.4g",
-		share, len(gpuBound), 100*math.Sqrt(best/float64(len(gpuBound))), compiled.GEMMShare)
-	if !within(share, compiled.GEMMShare, 0.01) {
-		t.Errorf("GEMM share: constant %.4g, refit to A-M gives %.4g (tolerance 1%%)", compiled.GEMMShare, share)
-	}
+	return share, math.Sqrt(best / float64(len(runs)))
 }
 
 // tokensWithFramework is a run's predicted tokens/s with its framework's
