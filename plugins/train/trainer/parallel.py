@@ -262,7 +262,10 @@ def set_recompute(part, recompute):
 
 def compile_blocks(part):
     """Compiles each block's forward; FSDP2's hooks stay outside the
-    compiled code, and parameter names do not change."""
+    compiled code, and parameter names do not change. A block the compiler
+    cannot handle still trains, eagerly; the compiler's error goes to
+    stderr."""
+    torch._dynamo.config.suppress_errors = True
     for block in part.layers.values():
         block.forward = torch.compile(block.forward)
 

@@ -224,8 +224,7 @@ class Trainer:
                 self.loss_fn = xent.cross_entropy
                 self.summed_loss_fn = xent.summed_cross_entropy
         elif cfg.compile:
-            # A model the compiler cannot handle still trains, eagerly; the
-            # compiler's error goes to stderr.
+            # Eagerly, should the compiler fail (compile_blocks).
             torch._dynamo.config.suppress_errors = True
             self.loss_fn = torch.compile(parallel.cross_entropy)
             self.summed_loss_fn = torch.compile(parallel.summed_cross_entropy)

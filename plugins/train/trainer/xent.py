@@ -29,6 +29,7 @@ import triton
 import triton.language as tl
 
 from data import IGNORE
+from report import TrainerError
 
 # Columns read per loop iteration and warps per row: on an H200 the
 # forward reads bf16 logits at 3.5 TB/s with these (scripts/device/
@@ -167,7 +168,9 @@ def vocab_parallel(tp_mesh, vocab, reduction="mean"):
     first = rank * share
     width = min(share, vocab - first)
     if width <= 0:
-        raise ValueError(f"a vocabulary of {vocab} split over {ranks} tensor-parallel ranks leaves rank {rank} no columns; lower tp")
+        raise TrainerError("Vocabulary too small for tensor parallelism",
+                           f"The model's vocab of {vocab} split over tp = {ranks} ranks leaves rank {rank} no columns of the "
+                           "output layer. Lower tp in the layout, or raise vocab in the model block.")
 
     def loss(logits, labels):
         if logits.shape[-1] != width:

@@ -117,6 +117,22 @@ class DataTest(unittest.TestCase):
             D.TokenShards([self.dir + "/bad"], 8)
 
 
+class CompileBlocksTest(unittest.TestCase):
+    """A block the compiler cannot handle trains eagerly on every path
+    that compiles blocks, the GPU's included: compile_blocks itself tells
+    the compiler to fall back."""
+
+    def test_compiled_blocks_fall_back_to_eager(self):
+        import torch._dynamo
+        saved = torch._dynamo.config.suppress_errors
+        self.addCleanup(setattr, torch._dynamo.config, "suppress_errors", saved)
+        torch._dynamo.config.suppress_errors = False
+        part = torch.nn.Module()
+        part.layers = torch.nn.ModuleDict({"0": torch.nn.Linear(4, 4)})
+        parallel.compile_blocks(part)
+        self.assertTrue(torch._dynamo.config.suppress_errors)
+
+
 class MaskTest(unittest.TestCase):
     """Loss masks beside shards, as data_prep writes them for chat records:
     each document a prompt (mask 0) then a reply (mask 1)."""

@@ -117,3 +117,30 @@ class CrossEntropyTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class _Mesh:
+    """The tensor-parallel mesh's three answers xent.vocab_parallel asks."""
+
+    def __init__(self, rank, ranks):
+        self.rank, self.ranks = rank, ranks
+
+    def get_group(self):
+        return None
+
+    def get_local_rank(self):
+        return self.rank
+
+    def size(self):
+        return self.ranks
+
+
+@unittest.skipUnless(GPU, "xent's kernels need a GPU (Triton)")
+class VocabularyShareTest(unittest.TestCase):
+    def test_a_rank_without_columns_is_refused(self):
+        from report import TrainerError
+        # 2 columns over 4 ranks: shares of 1, ranks 2 and 3 get none.
+        with self.assertRaises(TrainerError) as caught:
+            xent.vocab_parallel(_Mesh(3, 4), 2)
+        self.assertIn("Lower tp", caught.exception.detail)
+        xent.vocab_parallel(_Mesh(1, 4), 2)  # rank 1 holds the second column
