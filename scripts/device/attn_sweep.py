@@ -16,7 +16,6 @@ per token and layer (the convention MFU and the plan count in).
 """
 import argparse
 import json
-import time
 
 import torch
 import torch.nn.functional as F

@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from train_correctness import last_line, launch  # noqa: E402
+from train_correctness import last_line, launch, stop_runs_on_sigterm  # noqa: E402
 
 # The ranks' shares are uneven (9 samples in micro-batches of 2, 9
 # questions, 7 prompts) and the completions stop at different lengths
@@ -156,6 +156,7 @@ def compare(a):
 
 
 def main():
+    stop_runs_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")

@@ -17,7 +17,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from train_correctness import events, launch, markov_tokens, write_shard  # noqa: E402
+from train_correctness import events, launch, markov_tokens, stop_runs_on_sigterm, write_shard  # noqa: E402
 
 STEPS = 200
 WARMUP = 20
@@ -79,6 +79,7 @@ def verdict(bf16, fp16):
 
 
 def main():
+    stop_runs_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("work")
     ap.add_argument("--trainer", required=True)

@@ -31,13 +31,12 @@ import argparse
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from train_correctness import last_line, markov_tokens  # noqa: E402
+from train_correctness import last_line, launch, markov_tokens, stop_runs_on_sigterm  # noqa: E402
 
 STEPS = 50
 # Every rank casts to the fp8 values one process casts (the scales come
@@ -271,13 +270,9 @@ def run(work, trainer, precision, layout, timeout):
     world = ranks(layout)
     env = dict(os.environ, OMP_NUM_THREADS="1")
     t0 = time.time()
-    with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
-        try:
-            rc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={world}",
-                                 os.path.abspath(__file__), "--worker", "--trainer", trainer, "--precision", precision,
-                                 "--layout", layout, "--out", folder], stdout=out, stderr=err, env=env, timeout=timeout).returncode
-        except subprocess.TimeoutExpired:
-            rc = f"none: stopped after {timeout} s"
+    rc = launch([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc-per-node={world}",
+                 os.path.abspath(__file__), "--worker", "--trainer", trainer, "--precision", precision,
+                 "--layout", layout, "--out", folder], folder, env=env, timeout=timeout)
     return name, rc, time.time() - t0
 
 
@@ -406,6 +401,7 @@ def main():
     if a.worker:
         worker(a)
         return
+    stop_runs_on_sigterm()
     if not a.work:
         ap.error("WORK, the folder the runs write into, is required")
     trainer = os.path.abspath(a.trainer)

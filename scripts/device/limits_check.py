@@ -33,7 +33,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from train_correctness import last_line, launch, markov_tokens, write_indexed, write_shard  # noqa: E402
+from train_correctness import last_line, launch, markov_tokens, stop_runs_on_sigterm, write_indexed, write_shard  # noqa: E402
 
 STEPS = 50
 # CPU ranks train in fp32; the layouts only reorder sums (all-reduces,
@@ -294,6 +294,7 @@ def compare(work, runs):
 
 
 def main():
+    stop_runs_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("work")
     ap.add_argument("--trainer", required=True)

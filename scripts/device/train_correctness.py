@@ -123,13 +123,30 @@ def last_line(path):
     return lines[-1] if lines else ""
 
 
+# The runs launch has started and not yet seen end, from every thread.
+_running = set()
+
+
+def _kill(p):
+    """Stops a launched run's whole process group (torchrun and its ranks)."""
+    if p.poll() is None:
+        with contextlib.suppress(ProcessLookupError):  # ended meanwhile
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
 def _stop(signum, frame):
+    for p in list(_running):
+        _kill(p)
     sys.exit(128 + signum)
 
 
-# A caller's timeout (SIGTERM) ends this script through SystemExit, so
-# that launch's finally stops the run it started.
-signal.signal(signal.SIGTERM, _stop)
+def stop_runs_on_sigterm():
+    """Makes a caller's timeout (SIGTERM) stop every run this script
+    launched, those its worker threads wait on included, and then the
+    script: the runs sit in their own process groups, which the caller's
+    signal does not reach. A script's main calls it."""
+    signal.signal(signal.SIGTERM, _stop)
 
 
 def launch(argv, folder, env=None, timeout=600):
@@ -140,16 +157,14 @@ def launch(argv, folder, env=None, timeout=600):
     none holds a GPU after."""
     with open(os.path.join(folder, "stdout.log"), "w") as out, open(os.path.join(folder, "stderr.log"), "w") as err:
         p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True)
+        _running.add(p)
         try:
             return p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             return f"none: stopped after {timeout} s"
         finally:
-            # Also when this script is stopped: its own group is not argv's.
-            if p.poll() is None:
-                with contextlib.suppress(ProcessLookupError):  # ended meanwhile
-                    os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+            _kill(p)
+            _running.discard(p)
 
 
 def markov_tokens(vocab, n):
@@ -298,6 +313,7 @@ def names(a):
 
 
 def main():
+    stop_runs_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("shard")
