@@ -58,8 +58,11 @@ class FrozenLinear(nn.Module):
         first product and kept: a frozen weight never changes, and
         merge_into_base, which changes it, drops the kept one. Under tensor
         parallelism it is the whole weight's, all-reduced over the group,
-        so every rank keeps the same."""
+        so every rank keeps the same. None (taken per product) while the
+        weight trains."""
         w = self.weight
+        if w.requires_grad:
+            return None
         if self.w_amax is None:
             self.w_amax = fp8tp.frozen_amax(x, w) if isinstance(w, DTensor) else FP8._amax(w)
         return self.w_amax
