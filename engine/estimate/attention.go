@@ -38,11 +38,33 @@ const (
 	attentionBlockKeys    = 855
 )
 
+// The forward alone on the same curve, fitted to the same sweep's forward
+// times (TestAttentionRateFit): it runs faster per FLOP than forward and
+// backward together, 18-28% of their time for a third of the plan's
+// FLOPs, its blocks' fixed work costing fewer keys (the backward
+// recomputes the scores and writes three gradients per block). Over the
+// measured head sizes (64-128) the fit trades a larger softmax width
+// against a scale above one; the scale is not an achievable share of the
+// peak on its own. A recomputed forward and forward-only work (eval
+// stages, validations) take their attention at this rate.
+const (
+	attentionForwardScale        = 1.082
+	attentionForwardSoftmaxWidth = 84.9
+	attentionForwardBlockKeys    = 350
+)
+
 // flashAttentionRate is a fused attention kernel's FLOP/s for a head size
 // and the keys each query reads, in the plan's whole-square convention,
 // on a GPU of the given bf16 peak (FLOP/s).
 func flashAttentionRate(peak, head, keys float64) float64 {
 	return 2 * attentionProductShare * peak * head / (head + attentionSoftmaxWidth) * keys / (keys + attentionBlockKeys)
+}
+
+// flashAttentionForwardRate is flashAttentionRate for the forward alone,
+// in the same whole-square convention (a third of the forward and
+// backward's FLOPs).
+func flashAttentionForwardRate(peak, head, keys float64) float64 {
+	return 2 * attentionForwardScale * peak * head / (head + attentionForwardSoftmaxWidth) * keys / (keys + attentionForwardBlockKeys)
 }
 
 // measuredAttentionCapability is the compute capability the attention
@@ -59,13 +81,24 @@ const measuredAttentionCapability = "9.0"
 // is scoresTime's). A model with both kinds of layer takes each at its own
 // rate, weighted by its share of the attention work (the keys it reads).
 func (j *job) attentionRate() float64 {
+	return j.fusedAttentionRate(flashAttentionRate)
+}
+
+// attentionForwardRate is attentionRate for a forward alone.
+func (j *job) attentionForwardRate() float64 {
+	return j.fusedAttentionRate(flashAttentionForwardRate)
+}
+
+// fusedAttentionRate is the rate of this job's attention core where cuDNN's
+// kernels run at curve's rate, as attentionRate describes.
+func (j *job) fusedAttentionRate(curve func(peak, head, keys float64) float64) float64 {
 	products := j.rate(hardware.PrecisionBF16)
 	gpu := j.in.Hardware.GPU
 	if j.fw.materialized() || !j.fw.CuDNNAttention || gpu.ComputeCapability != measuredAttentionCapability {
 		return products
 	}
 	s := j.in.Model
-	fused := flashAttentionRate(gpu.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), float64(s.SeqLen))
+	fused := curve(gpu.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), float64(s.SeqLen))
 	// The windowed layers' share of the keys read (counts.AttendedKeys).
 	var windowed float64
 	if s.Window > 0 && s.Window < s.SeqLen {

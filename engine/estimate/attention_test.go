@@ -18,6 +18,8 @@ type attentionSweep struct {
 		Heads        int     `json:"heads"`
 		Seq          float64 `json:"seq"`
 		SquareTFLOPS float64 `json:"square_tflops"`
+		ForwardS     float64 `json:"forward_s"`
+		StepS        float64 `json:"step_s"`
 	} `json:"rows"`
 }
 
@@ -37,52 +39,80 @@ func readAttentionSweep(t *testing.T, gpu string) attentionSweep {
 	return s
 }
 
-// TestAttentionRateFit refits the attention constants to the H200 sweep:
-// time per token, layer and head = (a x head + b) x (keys + block), by
-// least squares on the planned time relative to the measured one, a grid
-// over block (5-key steps) and, for each, the normal equations for a and
-// b. It fails when a constant drifts from the fit by more than 1%, or the
-// best block lies on the grid's edge.
-func TestAttentionRateFit(t *testing.T) {
-	t.Parallel()
-	sweep := readAttentionSweep(t, "h200")
-	peak := builtin("h200-x1").GPU.TFLOPS[hardware.PrecisionBF16] * 1e12
+// attentionFit is the attention curve that fits a sweep best: time per
+// token, layer and head = (a x head + b) x (keys + block), least squares
+// on the planned time relative to the measured one, over a grid of block
+// (5-key steps) and, for each, the normal equations for a and b.
+type attentionFit struct {
+	a, b, block float64
+	// rms is the root mean square of the planned time over the measured
+	// one, less one.
+	rms float64
+}
+
+// fitAttention fits the curve to the times measured (seconds per token,
+// layer and head, in any common unit) at each row's head size and keys.
+// It fails the test when the best block lies on the grid's edge.
+func fitAttention(t *testing.T, heads, keys, measured []float64) attentionFit {
+	t.Helper()
 	const lo, hi = 100.0, 3000.0
-	best, bestA, bestB, bestBlock := math.Inf(1), 0.0, 0.0, 0.0
+	best := attentionFit{rms: math.Inf(1)}
 	for block := lo; block <= hi; block += 5 {
 		// Rows x = (head, 1) x (keys + block) / measured time, so that
 		// x.(a, b) is the planned time over the measured one.
 		var m11, m12, m22, r1, r2 float64
-		for _, r := range sweep.Rows {
-			measured := 12 * r.HeadDim * r.Seq / (r.SquareTFLOPS * 1e12)
-			x1, x2 := r.HeadDim*(r.Seq+block)/measured, (r.Seq+block)/measured
+		for i := range measured {
+			x1, x2 := heads[i]*(keys[i]+block)/measured[i], (keys[i]+block)/measured[i]
 			m11, m12, m22, r1, r2 = m11+x1*x1, m12+x1*x2, m22+x2*x2, r1+x1, r2+x2
 		}
 		det := m11*m22 - m12*m12
 		a, b := (r1*m22-r2*m12)/det, (m11*r2-m12*r1)/det
 		var sum float64
-		for _, r := range sweep.Rows {
-			measured := 12 * r.HeadDim * r.Seq / (r.SquareTFLOPS * 1e12)
-			d := (a*r.HeadDim+b)*(r.Seq+block)/measured - 1
+		for i := range measured {
+			d := (a*heads[i]+b)*(keys[i]+block)/measured[i] - 1
 			sum += d * d
 		}
-		if sum < best {
-			best, bestA, bestB, bestBlock = sum, a, b, block
+		if rms := math.Sqrt(sum / float64(len(measured))); rms < best.rms {
+			best = attentionFit{a: a, b: b, block: block, rms: rms}
 		}
 	}
-	if bestBlock <= lo || bestBlock >= hi {
-		t.Fatalf("the best block, %.0f keys, lies on the grid's edge (%.0f-%.0f)", bestBlock, lo, hi)
+	if best.block <= lo || best.block >= hi {
+		t.Fatalf("the best block, %.0f keys, lies on the grid's edge (%.0f-%.0f)", best.block, lo, hi)
 	}
-	share, width := 6/(bestA*peak), bestB/bestA
-	t.Logf("%s, %d shapes: product share %.4f, softmax width %.1f, block keys %.0f (rms of the relative time %.1f%%)",
-		sweep.GPU, len(sweep.Rows), share, width, bestBlock, 100*math.Sqrt(best/float64(len(sweep.Rows))))
+	return best
+}
+
+// TestAttentionRateFit refits the attention constants to the H200 sweep,
+// the forward and backward together (attentionProduct*) and the forward
+// alone (attentionForward*), and fails when a constant drifts from the
+// fit by more than 1%. A curve's product share follows from a: the plan
+// counts 12 x head x keys FLOPs per token, layer and head for the forward
+// and backward, a third of them for the forward.
+func TestAttentionRateFit(t *testing.T) {
+	t.Parallel()
+	sweep := readAttentionSweep(t, "h200")
+	peak := builtin("h200-x1").GPU.TFLOPS[hardware.PrecisionBF16] * 1e12
+	var heads, keys, step, forward []float64
+	for _, r := range sweep.Rows {
+		measured := 12 * r.HeadDim * r.Seq / (r.SquareTFLOPS * 1e12)
+		heads, keys = append(heads, r.HeadDim), append(keys, r.Seq)
+		step, forward = append(step, measured), append(forward, measured*r.ForwardS/r.StepS)
+	}
+	both, fwd := fitAttention(t, heads, keys, step), fitAttention(t, heads, keys, forward)
+	t.Logf("%s, %d shapes, forward and backward: product share %.4f, softmax width %.1f, block keys %.0f (rms %.1f%%)",
+		sweep.GPU, len(sweep.Rows), 6/(both.a*peak), both.b/both.a, both.block, 100*both.rms)
+	t.Logf("forward alone: scale %.4f, softmax width %.1f, block keys %.0f (rms %.1f%%)",
+		2/(fwd.a*peak), fwd.b/fwd.a, fwd.block, 100*fwd.rms)
 	for _, c := range []struct {
 		name          string
 		fitted, value float64
 	}{
-		{"attentionProductShare", share, attentionProductShare},
-		{"attentionSoftmaxWidth", width, attentionSoftmaxWidth},
-		{"attentionBlockKeys", bestBlock, attentionBlockKeys},
+		{"attentionProductShare", 6 / (both.a * peak), attentionProductShare},
+		{"attentionSoftmaxWidth", both.b / both.a, attentionSoftmaxWidth},
+		{"attentionBlockKeys", both.block, attentionBlockKeys},
+		{"attentionForwardScale", 2 / (fwd.a * peak), attentionForwardScale},
+		{"attentionForwardSoftmaxWidth", fwd.b / fwd.a, attentionForwardSoftmaxWidth},
+		{"attentionForwardBlockKeys", fwd.block, attentionForwardBlockKeys},
 	} {
 		if !within(c.value, c.fitted, 0.01) {
 			t.Errorf("%s = %.4g, the sweep fits %.4g", c.name, c.value, c.fitted)
@@ -182,6 +212,55 @@ func TestAttentionH100(t *testing.T) {
 		t.Logf("head %3.0f x %2d, %5.0f keys: H100 %4.0f, H200 %4.0f TFLOP/s (%+.1f%%)", r.HeadDim, r.Heads, r.Seq, r.SquareTFLOPS, ref, 100*off)
 		if (r.Seq >= 4096 && math.Abs(off) > 0.045) || off < -0.13 || off > 0.045 {
 			t.Errorf("head %v x %d at %v keys: the H100 runs %+.1f%% off the H200", r.HeadDim, r.Heads, r.Seq, 100*off)
+		}
+	}
+}
+
+// TestAttentionForward: the forward alone runs faster than forward and
+// backward together on the measured curve at every measured shape, and
+// by the sweep's own ratio within 12%; a recomputed forward and the
+// forward pass take the attention core at that rate where the curve
+// applies, at the products' rate elsewhere.
+func TestAttentionForward(t *testing.T) {
+	t.Parallel()
+	peak := builtin("h200-x1").GPU.TFLOPS[hardware.PrecisionBF16] * 1e12
+	for _, r := range readAttentionSweep(t, "h200").Rows {
+		planned := flashAttentionForwardRate(peak, r.HeadDim, r.Seq) / flashAttentionRate(peak, r.HeadDim, r.Seq)
+		// The sweep's forward per FLOP against its forward and backward:
+		// a third of the FLOPs in forward_s of step_s.
+		measured := r.StepS / (3 * r.ForwardS)
+		if planned <= 1 || !within(planned, measured, 0.12) {
+			t.Errorf("head %v, %v keys: forward %.2fx the forward and backward's rate, measured %.2fx", r.HeadDim, r.Seq, planned, measured)
+		}
+	}
+	job := func(fw, gpu string, recompute string) *job {
+		s := preset("llama3.2-1b")
+		s.SeqLen = 4096
+		l := layout.Layout{TP: 1, PP: 1, DP: 1, CP: 1, VP: 1, MicroBatch: 1, GlobalBatch: 1, Recompute: recompute, Precision: hardware.PrecisionBF16}
+		j, err := newJob(Input{Model: s, Hardware: builtin(gpu), Framework: fw, Layout: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	fused := job(FrameworkGpuflow, "h200-x1", layout.RecomputeFull)
+	if got, want := fused.attentionForwardRate(), flashAttentionForwardRate(peak, 64, 4096); math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("gpuflow on an H200: forward rate %.4g, want the curve's %.4g", got, want)
+	}
+	f := fused.flops
+	want := (f.attention-f.attentionForward)/fused.attentionRate() + f.attentionForward/fused.attentionForwardRate()
+	if got := fused.attentionTime(); f.recomputedAttention != f.attentionForward || math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("full recomputation: attention %.4g s a token, want the recomputed forward at the forward's rate, %.4g", got, want)
+	}
+	plain := job(FrameworkGpuflow, "h200-x1", layout.RecomputeNone)
+	micro := plain.microCompute()
+	if got, flopShare := plain.forwardShare(micro), plain.flops.forward/plain.flops.executed; got >= flopShare {
+		t.Errorf("gpuflow on an H200: the forward takes %.3f of a micro-batch, want less than its FLOPs' %.3f", got, flopShare)
+	}
+	for _, c := range []struct{ fw, gpu string }{{FrameworkMegatron, "h200-x1"}, {FrameworkGpuflow, "dgx-a100-80gb"}} {
+		j := job(c.fw, c.gpu, layout.RecomputeFull)
+		if j.attentionForwardRate() != j.attentionRate() {
+			t.Errorf("%s on %s: forward rate %.4g, want the products' %.4g", c.fw, c.gpu, j.attentionForwardRate(), j.attentionRate())
 		}
 	}
 }

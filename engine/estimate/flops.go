@@ -24,8 +24,10 @@ type flops struct {
 	// what a forward-only estimate quotes its MFU in.
 	forward, modelForward float64
 	// attention is the attention-core share of executed (QK^T and AV,
-	// forward and backward).
-	attention float64
+	// forward and backward, and the forward again where recomputed);
+	// attentionForward its forward, once, and recomputedAttention the
+	// forward run again.
+	attention, attentionForward, recomputedAttention float64
 	// adapters is the LoRA adapters' share of executed: their forward and
 	// both backward products, and the forward again when the layers are
 	// recomputed in full.
@@ -78,7 +80,8 @@ func countFLOPs(in flopsInput) flops {
 		f.adapters += 2 * adapters
 	}
 	f.fullEquivalent += extra
-	f.attention += min(extra, attnFwd)
+	f.attentionForward, f.recomputedAttention = attnFwd, min(extra, attnFwd)
+	f.attention += f.recomputedAttention
 	return f
 }
 

@@ -161,7 +161,7 @@ func (j *job) microCompute() float64 {
 	prec := j.rate(precision(j.l))
 	kept := j.fp8KeptAtBF16()
 	linear := (j.flops.executed-j.flops.attention-kept)/prec + kept/bf16
-	attention := j.flops.attention / j.attentionRate()
+	attention := j.attentionTime()
 	pass := j.flops.fullEquivalent
 	if j.fw.FrozenGradsFree {
 		pass = j.flops.executed
@@ -169,6 +169,13 @@ func (j *job) microCompute() float64 {
 	rest := (pass - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
 	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.trainerElementwiseTime() + j.adapterTraffic() +
 		j.fp8Traffic() + j.gradAccumulationTime()
+}
+
+// attentionTime is the attention core's time per token: forward and
+// backward at attentionRate, a recomputed forward at attentionForwardRate.
+func (j *job) attentionTime() float64 {
+	f := j.flops
+	return (f.attention-f.recomputedAttention)/j.attentionRate() + f.recomputedAttention/j.attentionForwardRate()
 }
 
 // fp8KeptAtBF16 is the FLOPs per token of the products that stay at bf16
@@ -711,10 +718,24 @@ func (j *job) dataParallel(p *stepParts) {
 	}
 }
 
-// passes splits a micro-batch's compute into forward and backward.
+// passes splits a micro-batch's compute into forward and backward: the
+// attention core's forward at its own rate (attentionForwardRate), the
+// rest by the forward's share of the other FLOPs.
 func (j *job) passes(micro float64) (fwd, bwd float64) {
-	fwd = j.flops.forward / j.flops.executed * micro
+	fwd = j.forwardShare(micro) * micro
 	return fwd, micro - fwd
+}
+
+// forwardShare is the forward's share of a micro-batch's compute time.
+func (j *job) forwardShare(micro float64) float64 {
+	f := j.flops
+	if micro <= 0 || f.executed <= f.attention {
+		return f.forward / f.executed
+	}
+	attention := j.tokensPerGPU() * j.attentionTime()
+	forwardAttention := j.tokensPerGPU() * f.attentionForward / j.attentionForwardRate()
+	fwd := (f.forward-f.attentionForward)/(f.executed-f.attention)*max(0, micro-attention) + forwardAttention
+	return min(1, fwd/micro)
 }
 
 // exposed is the part of a data-parallel transfer that the compute

@@ -64,7 +64,7 @@ func (j *job) validationTime(e *Estimate) float64 {
 	}
 	p := j.parts()
 	gpu := p.microCompute + p.tpExposed + p.cpExposed
-	fwd := j.flops.forward / j.flops.executed * j.microTime(gpu, j.hostTime())
+	fwd := j.forwardShare(p.microCompute) * j.microTime(gpu, j.hostTime())
 	perBatch := fwd * (float64(j.micro) + float64(j.l.PP-1)/float64(layout.VirtualStages(j.l)))
 	val := *j.validation
 	val.Count = validations(e.Steps, v.Every)

@@ -57,7 +57,7 @@ func TestValidationTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := j.parts()
-	micro := j.flops.forward / j.flops.executed * j.microTime(p.microCompute, j.hostTime())
+	micro := j.forwardShare(p.microCompute) * j.microTime(p.microCompute, j.hostTime())
 	v := with.Validation
 	if v == nil || v.Count != 12 || math.Abs(v.EachS/(8*4*micro)-1) > 1e-9 {
 		t.Fatalf("validation %+v, want 12 of 8 batches x 4 micro-batches x %.4f s", v, micro)
