@@ -264,7 +264,9 @@ func TestTrainerCouplingFit(t *testing.T) {
 // block's: GPT-2's block (G16) runs other kernels (biases, LayerNorm,
 // learned positions), and its two runs, 15% apart on hosts that differed
 // between calls (430,628 and 496,100 tokens/s), would fit the hosts'
-// speeds rather than the block's.
+// speeds rather than the block's. Only the H200 machines' runs enter: a
+// host of another machine runs at its own speed (the H100 machine's ran
+// the lab shape 18% slower).
 func TestTrainerHostAheadFit(t *testing.T) {
 	t.Parallel()
 	var rows [][]float64
@@ -272,7 +274,7 @@ func TestTrainerHostAheadFit(t *testing.T) {
 	var names []string
 	for name, r := range trainerRuns(t) {
 		if r.call <= lastCallFSDP2OnOneGPU || r.in.Layout.WorldSize() != 1 || r.in.LoRA != nil || r.in.Framework != FrameworkGpuflow ||
-			r.in.Model.Activation != model.ActivationSwiGLU {
+			r.in.Model.Activation != model.ActivationSwiGLU || r.hardware != "h200-x1" {
 			continue
 		}
 		e, err := Compute(r.in)

@@ -21,7 +21,10 @@ type trainerRun struct {
 	// call numbers the calls on the GPU machines in the order they ran:
 	// the constants were fitted to the first call's runs, and each later
 	// call checked them out of sample.
-	call       int
+	call int
+	// hardware is the run's profile: the host constants were fitted on
+	// the H200 machines' hosts.
+	hardware   string
 	tokensPerS float64
 	// peakBytes is peak reserved memory plus what the process held
 	// outside PyTorch; allocatedBytes PyTorch's peak allocated.
@@ -32,11 +35,13 @@ type trainerRun struct {
 	tpsTol, memTol float64
 }
 
-// hostBoundTol is the tokens/s tolerance of the three runs bound by the
-// host that missed 15%: the host's speed moved between calls by more
-// than that (U: 78,000-119,000 tokens/s over six calls; the lab model's
-// time per micro-batch under TP was 72-79 ms in the sixth call and 113 ms
-// in the seventh, docs/benchmarks-log.md), so no plan holds them to 15%.
+// hostBoundTol is the tokens/s tolerance of the runs bound by the host
+// that missed 15%: the host's speed moved between calls by more than that
+// (U: 78,000-119,000 tokens/s over six calls; the lab model's time per
+// micro-batch under TP was 72-79 ms in the sixth call and 113 ms in the
+// seventh, docs/benchmarks-log.md), and the H100 machine's host ran the
+// one-GPU lab and GPT-2 shapes 18-22% slower than the H200 machines' the
+// host constants were fitted on, so no plan holds them to 15%.
 // Y16 missed by 42%: the bound is its error, so that a change that
 // widens the misses still fails.
 const hostBoundTol = 0.43
@@ -92,6 +97,8 @@ func trainerRuns(t testing.TB) map[string]trainerRun {
 			// TPSTolerance: a known miss's measured error (docs/estimator.md,
 			// "Known limits"), so that a change that widens it fails.
 			TPSTolerance float64 `json:"tokens_per_s_tolerance"`
+			// PeakTolerance: the same for peak memory.
+			PeakTolerance float64 `json:"peak_memory_tolerance"`
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -100,7 +107,7 @@ func trainerRuns(t testing.TB) map[string]trainerRun {
 	out := map[string]trainerRun{}
 	for _, r := range doc.Runs {
 		run := trainerRun{in: Input{Model: r.Model, Layout: r.Layout, Hardware: builtin(r.Hardware), Framework: r.Framework, LoRA: r.LoRA},
-			call: r.Call, tokensPerS: r.TokensPerS, peakBytes: r.Peak, allocatedBytes: r.Allocated}
+			call: r.Call, hardware: r.Hardware, tokensPerS: r.TokensPerS, peakBytes: r.Peak, allocatedBytes: r.Allocated, memTol: r.PeakTolerance}
 		if r.HostBound {
 			run.tpsTol = hostBoundTol
 		}

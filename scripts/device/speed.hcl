@@ -101,8 +101,14 @@ variable "framework" {
   default     = "gpuflow"
 }
 
+variable "hardware" {
+  type        = string
+  description = "The one-GPU profile: h200-x1 or h100-x1."
+  default     = "h200-x1"
+}
+
 hardware "gpu" {
-  profile = "h200-x1"
+  profile = var.hardware
 }
 
 model "llama" {
