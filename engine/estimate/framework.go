@@ -60,6 +60,10 @@ type Framework struct {
 	// the once-per-step, memory-bound work: the optimizer update and, for
 	// eager PyTorch, gradient zeroing and weight casts.
 	StepBytesPerParam float64
+	// StepBytesAlone replaces StepBytesPerParam on one GPU alone
+	// (AloneWithoutFSDP2), where the step also writes the compute copy's
+	// weights; zero keeps StepBytesPerParam.
+	StepBytesAlone float64
 	// ReserveBytes is device memory outside the framework's tensors: CUDA
 	// context and cuBLAS workspace, plus NCCL when there is more than one
 	// GPU (ReserveBytesDistributed).

@@ -784,5 +784,9 @@ func (j *job) optimizerStep(p *stepParts) {
 	if hbm <= 0 {
 		return
 	}
-	p.optimizer = trained * j.fw.StepBytesPerParam / hbm
+	bytes := j.fw.StepBytesPerParam
+	if j.alone() && j.fw.StepBytesAlone > 0 {
+		bytes = j.fw.StepBytesAlone
+	}
+	p.optimizer = trained * bytes / hbm
 }

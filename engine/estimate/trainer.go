@@ -45,6 +45,12 @@ const (
 	// clipping reads the gradients for their norm and scales them in
 	// place (12).
 	trainerStepBytes = 40
+	// trainerStepBytesAlone: on one GPU alone the norm reads the fp32
+	// gradients (4) and one kernel does AdamW's update, the gradient
+	// divided by the clipping scale as it is read, and writes the
+	// compute copy's bf16 weight (30), where fused AdamW and the next
+	// forward's cast of every weight would move 34.
+	trainerStepBytesAlone = 34
 )
 
 // trainer is the accounting of gpuflow's trainer, compiled or eager.
@@ -53,7 +59,7 @@ func trainer(name string, compiled bool) Framework {
 	f := Framework{Name: name, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,
 		GradCommBytes: 4, ParamCommBytes: 2,
 		ActivationCoefficient: fit.ActivationCoefficient, LogitBytes: trainerLogitBytes, GEMMShare: fit.GEMMShare,
-		StepBytesPerParam: trainerStepBytes, ReserveBytes: fit.ReserveBytes, ReserveBytesDistributed: fit.ReserveBytesWithPeers,
+		StepBytesPerParam: trainerStepBytes, StepBytesAlone: trainerStepBytesAlone, ReserveBytes: fit.ReserveBytes, ReserveBytesDistributed: fit.ReserveBytesWithPeers,
 		AllocatorSlack: fit.AllocatorSlack,
 		OverlapDP:      true, FSDP2: true, AloneWithoutFSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
 		FP8HeadBF16: true, FP8DynamicScaling: true, FP8FrozenBase: true, LossInPlace: true, CuDNNAttention: true, LookupsRead: true,

@@ -221,7 +221,7 @@ def compute_copy(part, compute_dtype=torch.bfloat16):
     gradient once (docs/benchmarks.md, "One-GPU speed without FSDP2").
     Returns the copy, whose blocks compile_blocks compiles; the copy is
     not a submodule of part, so part's parameter names and state stay as
-    they were."""
+    they were. part.compute_copies maps each weight to its copy's."""
     # Each parameter's copy is made empty in compute_dtype (filled by the
     # first forward) rather than copied in fp32 and then cast; a tied
     # weight stays one parameter in the copy.
@@ -232,10 +232,20 @@ def compute_copy(part, compute_dtype=torch.bfloat16):
     for lp, hp in pairs:
         if hp.requires_grad:
             lp.register_post_accumulate_grad_hook(_gradient_to(hp))
+    part.compute_copies = {hp: lp for lp, hp in pairs}
+    # Each weight's version counter when the copy was last made: every
+    # in-place change (initialisation, a load, PyTorch's optimizers)
+    # moves it, adamw.CopyWritingAdamW's kernel, which writes the copy
+    # itself, does not. A forward copies only when one moved, so
+    # micro-batches of one step and validations copy nothing again.
+    synced = [None]
 
     def forward(*args, **kwargs):
-        with torch.no_grad():
-            torch._foreach_copy_([lp for lp, _ in pairs], [hp for _, hp in pairs])
+        versions = [hp._version for _, hp in pairs]
+        if versions != synced[0]:
+            with torch.no_grad():
+                torch._foreach_copy_([lp for lp, _ in pairs], [hp for _, hp in pairs])
+            synced[0] = versions
         low.train(part.training)
         return low(*args, **kwargs)
 

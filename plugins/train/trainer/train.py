@@ -268,6 +268,12 @@ class Trainer:
                               {"params": flat, "weight_decay": 0.0}) if g["params"]]
         if not groups:
             raise TrainerError("Nothing to train", "No parameter of this rank's model chunk is trainable; check the LoRA targets.")
+        if self.alone:
+            # AdamW that writes the compute copy's weights as it steps
+            # (adamw.py): one pass over them where fused AdamW and the
+            # next forward's copy take two.
+            import adamw
+            return adamw.CopyWritingAdamW(groups, part.compute_copies, lr=self.cfg.lr, betas=BETAS, eps=1e-8)
         return torch.optim.AdamW(groups, lr=self.cfg.lr, betas=BETAS, eps=1e-8, fused=not self.cpu)
 
     def _restore(self):
@@ -483,10 +489,10 @@ class Trainer:
         if self.scaler:
             coef = coef / self.scaler.scale
         if self.alone:
-            # Fused AdamW divides each gradient by grad_scale as it reads
-            # it, and skips the step where found_inf is set
-            # (torch.amp.GradScaler's way in), which saves a pass that
-            # reads and writes every gradient only to scale it.
+            # The one-GPU AdamW (adamw.py) divides each gradient by
+            # grad_scale as it reads it and skips the step where found_inf
+            # is set (torch.amp.GradScaler's way in to fused AdamW), which
+            # saves a pass that reads and writes every gradient to scale it.
             for o in self.optimizers:
                 o.grad_scale = coef.reciprocal()
                 if found is not None:
@@ -500,7 +506,7 @@ class Trainer:
 
     def _optimizer_step(self, found):
         """Steps every optimizer, unless the gradients overflowed (found,
-        from _clip): on one GPU fused AdamW skips by itself, elsewhere
+        from _clip): on one GPU AdamW (adamw.py) skips by itself, elsewhere
         every rank reads the flag, the same on all of them. Then the loss
         scale follows."""
         if found is None or self.alone or not found.item():

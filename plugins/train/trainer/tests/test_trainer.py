@@ -381,7 +381,7 @@ class LossScalingTest(unittest.TestCase):
     """The trainer's fp16 step (train.Trainer's _forward_backward, _clip,
     _optimizer_step and _scale_figures) on a small model: a CPU rank's
     path (fp32, the step skipped from the host) and, on a GPU, one GPU's
-    (an fp16 compute copy, fused AdamW skipping by itself)."""
+    (an fp16 compute copy, the one-GPU AdamW skipping by itself)."""
 
     GROWTH = 3
     DEVICES = ["cpu"] + (["cuda"] if GPU else [])
@@ -400,7 +400,11 @@ class LossScalingTest(unittest.TestCase):
         t.layout = types.SimpleNamespace(pp=1, tp=1, micro_batch=2)
         t.cfg = types.SimpleNamespace(masks=[])
         t.loss_fn = parallel.cross_entropy
-        t.optimizers = [torch.optim.AdamW(m.parameters(), lr=1e-3, fused=alone)]
+        if alone:
+            import adamw
+            t.optimizers = [adamw.CopyWritingAdamW(m.parameters(), m.compute_copies, lr=1e-3)]
+        else:
+            t.optimizers = [torch.optim.AdamW(m.parameters(), lr=1e-3)]
         t.scaler = LS.LossScaler(device, growth_interval=self.GROWTH)
         tokens = torch.randint(0, 512, (2, 65), generator=torch.Generator().manual_seed(3)).to(device)
         return t, (tokens[:, :-1], tokens[:, 1:])
