@@ -17,8 +17,13 @@ corrections from a step count kept on the device), and so are its state
 AdamW keeps them), its state_dict and the grad_scale and found_inf
 attributes the trainer sets for clipping and fp16 loss scaling: a
 gradient is divided by grad_scale as it is read, and a step whose
-found_inf is set changes nothing (the step count included). Only the
-step differs: a checkpoint of one loads into the other.
+found_inf is set changes nothing (the step count included). Its
+param_groups record fused = True, so that a checkpoint of one loads into
+the other and a run resumed on several GPUs steps fused there too. What
+differs: the gradients are left as they were (fused AdamW writes them
+back unscaled; the trainer frees them after the step), amsgrad and
+maximize are refused, and the bias corrections are taken in fp32 where
+fused AdamW takes them in double.
 """
 
 import torch
@@ -66,8 +71,10 @@ class CopyWritingAdamW(torch.optim.AdamW):
     in step and copies nothing."""
 
     def __init__(self, params, copies, **kwargs):
-        super().__init__(params, **kwargs)
+        super().__init__(params, fused=True, **kwargs)
         for group in self.param_groups:
+            if group["amsgrad"] or group["maximize"]:
+                raise ValueError("CopyWritingAdamW steps plain AdamW: no amsgrad, no maximize")
             for p in group["params"]:
                 if p not in copies or not p.is_contiguous() or not copies[p].is_contiguous() or p.device.type != "cuda":
                     raise ValueError("CopyWritingAdamW steps contiguous GPU weights of a compute copy, each with its copy")

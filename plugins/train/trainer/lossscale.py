@@ -4,14 +4,14 @@ gradients stay above fp16's smallest values; a step whose gradients hold
 an inf or a NaN anywhere is skipped and the scale halved; after
 GROWTH_INTERVAL clean steps in a row the scale doubles. The defaults,
 the update kernel (torch._amp_update_scale_) and the state_dict keys are
-GradScaler's, and fused AdamW takes the scale and the overflow flag as
-GradScaler hands them to it (grad_scale, found_inf).
+GradScaler's, and AdamW takes the scale and the overflow flag as
+GradScaler hands them to fused AdamW (grad_scale, found_inf).
 
 GradScaler itself (and FSDP's ShardedGradScaler) does not fit the
 trainer's step in three ways, so the trainer keeps the scale here:
 its unscale_ reads and writes every gradient once more, where the
 trainer folds 1/scale into the clipping multiply it makes anyway (or
-into fused AdamW's grad_scale on one GPU); it looks for infs per
+into AdamW's grad_scale on one GPU, adamw.py); it looks for infs per
 optimizer, and a pipeline rank holds one optimizer per model chunk, so
 chunks could step apart; and only ShardedGradScaler agrees over ranks,
 per optimizer again. Here the overflow test is the global gradient norm

@@ -211,8 +211,10 @@ def compute_copy(part, compute_dtype=torch.bfloat16):
     """FSDP2's mixed precision on one GPU, without FSDP2: part keeps its
     fp32 weights (what the optimizer steps, checkpoints save and exports
     read) and runs its forward and backward on a copy of itself in
-    compute_dtype. Before every forward the copy's weights are cast from
-    part's, as FSDP2 gathers them; as soon as a gradient of the copy is
+    compute_dtype. Before a forward the copy's weights are cast from
+    part's where these changed since the last cast, as FSDP2 gathers
+    them (the one-GPU AdamW writes them as it steps: adamw.py); as soon
+    as a gradient of the copy is
     complete it is cast to fp32 and added to part's, as FSDP2's fp32
     reduction does, and the copy's is freed. FSDP2 on one GPU spent
     13.0 ms of a 275 ms step (the Llama-3.2-1B shape) on copies outside
@@ -233,15 +235,18 @@ def compute_copy(part, compute_dtype=torch.bfloat16):
         if hp.requires_grad:
             lp.register_post_accumulate_grad_hook(_gradient_to(hp))
     part.compute_copies = {hp: lp for lp, hp in pairs}
-    # Each weight's version counter when the copy was last made: every
-    # in-place change (initialisation, a load, PyTorch's optimizers)
-    # moves it, adamw.CopyWritingAdamW's kernel, which writes the copy
-    # itself, does not. A forward copies only when one moved, so
-    # micro-batches of one step and validations copy nothing again.
+    # Each weight's storage and version counter when the copy was last
+    # made: an in-place change (a load, PyTorch's optimizers) moves the
+    # counter, new data (.data =, .to()) the storage;
+    # adamw.CopyWritingAdamW's kernel, which writes the copy itself,
+    # moves neither. Initialisation writing through .data moves neither
+    # too, and comes before the first forward, which always copies. A
+    # forward copies only when one moved, so the micro-batches of one
+    # step and validations copy nothing again.
     synced = [None]
 
     def forward(*args, **kwargs):
-        versions = [hp._version for _, hp in pairs]
+        versions = [(hp.data_ptr(), hp._version) for _, hp in pairs]
         if versions != synced[0]:
             with torch.no_grad():
                 torch._foreach_copy_([lp for lp, _ in pairs], [hp for _, hp in pairs])

@@ -45,7 +45,8 @@ class CopyWritingAdamWTest(unittest.TestCase):
 
     def pair(self):
         ours, theirs = params(1), params(1)
-        copies = {p: torch.empty_like(p, dtype=torch.bfloat16) for p in ours}
+        # The last weight's copy in fp16, as under precision "fp16".
+        copies = {p: torch.empty_like(p, dtype=torch.float16 if p is ours[-1] else torch.bfloat16) for p in ours}
         return (ours, adamw.CopyWritingAdamW(groups(ours), copies, lr=1e-2, betas=BETAS, eps=1e-8),
                 theirs, torch.optim.AdamW(groups(theirs), lr=1e-2, betas=BETAS, eps=1e-8, fused=True))
 
@@ -77,7 +78,7 @@ class CopyWritingAdamWTest(unittest.TestCase):
                 torch.testing.assert_close(a["exp_avg_sq"], b["exp_avg_sq"], rtol=1e-6, atol=1e-9, msg=msg)
                 self.assertEqual(a["step"].item(), b["step"].item(), msg)
                 # The copy is the updated weight, rounded once.
-                self.assertTrue(torch.equal(opt.copies[p], p.detach().to(torch.bfloat16)), msg)
+                self.assertTrue(torch.equal(opt.copies[p], p.detach().to(opt.copies[p].dtype)), msg)
         # Four steps counted: the overflowed one taken back.
         self.assertEqual(opt.state[ours[0]]["step"].item(), 4.0)
 
@@ -89,6 +90,7 @@ class CopyWritingAdamWTest(unittest.TestCase):
         ours2, opt2, theirs2, ref2 = self.pair()
         opt2.load_state_dict(ref.state_dict())
         ref2.load_state_dict(opt.state_dict())
+        self.assertTrue(ref2.param_groups[0]["fused"], "a checkpoint of the one-GPU AdamW keeps fused AdamW fused")
         for p, q in zip(ours2 + theirs2, ours + theirs):
             p.data.copy_(q)
         grads = [torch.randn(s).cuda() for s in SHAPES]
