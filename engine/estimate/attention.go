@@ -98,7 +98,10 @@ func (j *job) fusedAttentionRate(curve func(peak, head, keys float64) float64) f
 		return products
 	}
 	s := j.in.Model
-	fused := curve(gpu.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), float64(s.SeqLen))
+	// Capped at the products' rate over the causal half: the forward's
+	// curve, fitted on heads of 64-128, runs above it for much wider heads,
+	// and no attention kernel outruns a large product.
+	fused := min(curve(gpu.TFLOPS[hardware.PrecisionBF16]*1e12, float64(s.HeadDim()), float64(s.SeqLen)), 2*products)
 	// The windowed layers' share of the keys read (counts.AttendedKeys).
 	var windowed float64
 	if s.Window > 0 && s.Window < s.SeqLen {

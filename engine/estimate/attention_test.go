@@ -217,10 +217,12 @@ func TestAttentionH100(t *testing.T) {
 }
 
 // TestAttentionForward: the forward alone runs faster than forward and
-// backward together on the measured curve at every measured shape, and
-// by the sweep's own ratio within 12%; a recomputed forward and the
-// forward pass take the attention core at that rate where the curve
-// applies, at the products' rate elsewhere.
+// backward together on the measured curves at every measured shape, and
+// by the sweep's own ratio within 8% (the two curves' fits miss their
+// shapes by up to 7.8% together, heads of 128 at 16,384 keys the
+// farthest); a recomputed forward and the forward pass take the
+// attention core at that rate where the curve applies, at the products'
+// rate elsewhere, and never above the products' rate.
 func TestAttentionForward(t *testing.T) {
 	t.Parallel()
 	peak := builtin("h200-x1").GPU.TFLOPS[hardware.PrecisionBF16] * 1e12
@@ -229,7 +231,7 @@ func TestAttentionForward(t *testing.T) {
 		// The sweep's forward per FLOP against its forward and backward:
 		// a third of the FLOPs in forward_s of step_s.
 		measured := r.StepS / (3 * r.ForwardS)
-		if planned <= 1 || !within(planned, measured, 0.12) {
+		if planned <= 1 || !within(planned, measured, 0.08) {
 			t.Errorf("head %v, %v keys: forward %.2fx the forward and backward's rate, measured %.2fx", r.HeadDim, r.Seq, planned, measured)
 		}
 	}
@@ -252,10 +254,27 @@ func TestAttentionForward(t *testing.T) {
 	if got := fused.attentionTime(); f.recomputedAttention != f.attentionForward || math.Abs(got/want-1) > 1e-9 {
 		t.Errorf("full recomputation: attention %.4g s a token, want the recomputed forward at the forward's rate, %.4g", got, want)
 	}
+	// The forward's share of a micro-batch: its attention at the
+	// forward's rate, the rest of the micro-batch by the other FLOPs.
 	plain := job(FrameworkGpuflow, "h200-x1", layout.RecomputeNone)
-	micro := plain.microCompute()
-	if got, flopShare := plain.forwardShare(micro), plain.flops.forward/plain.flops.executed; got >= flopShare {
-		t.Errorf("gpuflow on an H200: the forward takes %.3f of a micro-batch, want less than its FLOPs' %.3f", got, flopShare)
+	micro, pf := plain.microCompute(), plain.flops
+	tokens := plain.tokensPerGPU()
+	attention, forwardAttention := tokens*pf.attention/plain.attentionRate(), tokens*pf.attentionForward/plain.attentionForwardRate()
+	wantShare := ((pf.forward-pf.attentionForward)/(pf.executed-pf.attention)*(micro-attention) + forwardAttention) / micro
+	got, flopShare := plain.forwardShare(micro), pf.forward/pf.executed
+	if math.Abs(got/wantShare-1) > 1e-9 || got >= flopShare {
+		t.Errorf("gpuflow on an H200: the forward takes %.4f of a micro-batch, want %.4f (below its FLOPs' %.4f)", got, wantShare, flopShare)
+	}
+	// Heads of 512: the forward's curve would outrun the products.
+	wide := preset("llama3.2-1b")
+	wide.Heads, wide.KVHeads, wide.SeqLen = 4, 4, 16384
+	wj, err := newJob(Input{Model: wide, Hardware: builtin("h200-x1"), Framework: FrameworkGpuflow,
+		Layout: layout.Layout{TP: 1, PP: 1, DP: 1, CP: 1, VP: 1, MicroBatch: 1, GlobalBatch: 1, Recompute: layout.RecomputeNone, Precision: hardware.PrecisionBF16}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := 2 * wj.rate(hardware.PrecisionBF16); wj.attentionForwardRate() > limit || flashAttentionForwardRate(peak, 512, 16384) <= limit {
+		t.Errorf("heads of 512: forward rate %.4g, curve %.4g, want the curve capped at %.4g", wj.attentionForwardRate(), flashAttentionForwardRate(peak, 512, 16384), limit)
 	}
 	for _, c := range []struct{ fw, gpu string }{{FrameworkMegatron, "h200-x1"}, {FrameworkGpuflow, "dgx-a100-80gb"}} {
 		j := job(c.fw, c.gpu, layout.RecomputeFull)

@@ -48,6 +48,11 @@ type Input struct {
 	// skipped FSDP2 on one GPU alone, so that runs measured then still
 	// check the rest of the accounting.
 	FSDP2OnOneGPU bool
+	// FusedAdamWAlone estimates gpuflow's trainer as it ran before its
+	// one-GPU AdamW wrote the compute copy's weights (fused AdamW, then
+	// a cast before the forward), so that runs measured then keep the
+	// step they paid.
+	FusedAdamWAlone bool
 	// Forward: the stage runs the model forward over its TrainTokens, and
 	// trains nothing.
 	Forward bool

@@ -150,7 +150,7 @@ func (j *job) tokensPerGPU() float64 {
 
 // microCompute is matrix products at the layout's precision (under fp8,
 // gpuflow's trainer keeps the output layer's and LoRA adapters' at bf16:
-// fp8KeptAtBF16), attention at its own rate (attentionRate), the
+// fp8KeptAtBF16), attention at its own rates (attentionTime), the
 // non-matrix work around the linear
 // layers, which scales with a full training pass at bf16 whatever the
 // precision (under LoRA, with the pass executed where the framework's
@@ -785,7 +785,7 @@ func (j *job) optimizerStep(p *stepParts) {
 		return
 	}
 	bytes := j.fw.StepBytesPerParam
-	if j.alone() && j.fw.StepBytesAlone > 0 {
+	if j.alone() && j.fw.StepBytesAlone > 0 && !j.in.FusedAdamWAlone {
 		bytes = j.fw.StepBytesAlone
 	}
 	p.optimizer = trained * bytes / hbm

@@ -58,6 +58,11 @@ const lastCallEagerFP32Loss = 17
 // GPU alone; later trainers run a bf16 copy of the model there.
 const lastCallFSDP2OnOneGPU = 11
 
+// lastCallFusedAdamWAlone is the last call whose trainer stepped fused
+// AdamW on one GPU alone; later trainers step adamw.py's kernel, which
+// also writes the compute copy's weights.
+const lastCallFusedAdamWAlone = 22
+
 // labShape is workloads/h200-lab.hcl's model.
 func labShape() model.Shape {
 	return model.Shape{Layers: 12, Hidden: 768, FFNHidden: 2048, Heads: 12, KVHeads: 4, Vocab: 50304, SeqLen: 1024,
@@ -115,6 +120,7 @@ func trainerRuns(t testing.TB) map[string]trainerRun {
 		run.in.GatheredLogits = r.Call <= lastCallGatheringLogits
 		run.in.EagerFP32Loss = r.Call <= lastCallEagerFP32Loss
 		run.in.FSDP2OnOneGPU = r.Call <= lastCallFSDP2OnOneGPU
+		run.in.FusedAdamWAlone = r.Call <= lastCallFusedAdamWAlone
 		out[r.Name] = run
 	}
 	return out
