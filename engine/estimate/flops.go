@@ -28,6 +28,9 @@ type flops struct {
 	// attentionForward its forward, once, and recomputedAttention the
 	// forward run again.
 	attention, attentionForward, recomputedAttention float64
+	// recomputed is the forward work run again (executed's and
+	// fullEquivalent's share of it).
+	recomputed float64
 	// adapters is the LoRA adapters' share of executed: their forward and
 	// both backward products, and the forward again when the layers are
 	// recomputed in full.
@@ -80,6 +83,7 @@ func countFLOPs(in flopsInput) flops {
 		f.adapters += 2 * adapters
 	}
 	f.fullEquivalent += extra
+	f.recomputed = extra
 	f.attentionForward, f.recomputedAttention = attnFwd, min(extra, attnFwd)
 	f.attention += f.recomputedAttention
 	return f

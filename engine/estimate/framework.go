@@ -176,6 +176,12 @@ type Framework struct {
 	// element-wise work (gpuflow's trainer), instead of Megatron's, which
 	// reruns the attention core and keeps the rest.
 	SelectiveKeepsProducts bool
+	// RecomputeOutsideRemainder: a fully recomputed forward adds its
+	// products, attention and element-wise kernels but nothing to the
+	// remainder GEMMShare leaves (gpuflow's trainer: profiled with and
+	// without, the other kernels, copies and host gaps stayed as they
+	// were). Without it the remainder scales with the whole pass.
+	RecomputeOutsideRemainder bool
 	// DTensorTP is tensor parallelism as PyTorch's DTensor plans run it in
 	// gpuflow's trainer: under sequence parallelism the gathered inputs of
 	// the attention and the MLP are what their matrix products keep for

@@ -166,7 +166,12 @@ func (j *job) microCompute() float64 {
 	if j.fw.FrozenGradsFree {
 		pass = j.flops.executed
 	}
-	rest := (pass - j.flops.attention) / bf16 * (1/j.fw.GEMMShare - 1)
+	attentionAll := j.flops.attention
+	if j.fw.RecomputeOutsideRemainder {
+		pass -= j.flops.recomputed
+		attentionAll -= j.flops.recomputedAttention
+	}
+	rest := (pass - attentionAll) / bf16 * (1/j.fw.GEMMShare - 1)
 	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.trainerElementwiseTime() + j.adapterTraffic() +
 		j.fp8Traffic() + j.gradAccumulationTime()
 }

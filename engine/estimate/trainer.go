@@ -61,7 +61,7 @@ func trainer(name string, compiled bool) Framework {
 		ActivationCoefficient: fit.ActivationCoefficient, LogitBytes: trainerLogitBytes, GEMMShare: fit.GEMMShare,
 		StepBytesPerParam: trainerStepBytes, StepBytesAlone: trainerStepBytesAlone, ReserveBytes: fit.ReserveBytes, ReserveBytesDistributed: fit.ReserveBytesWithPeers,
 		AllocatorSlack: fit.AllocatorSlack,
-		OverlapDP:      true, FSDP2: true, AloneWithoutFSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, DTensorTP: true, GradientPool: true,
+		OverlapDP:      true, FSDP2: true, AloneWithoutFSDP2: true, GradientsFreed: true, FrozenInputsFreed: true, FrozenGradsFree: true, SelectiveKeepsProducts: true, RecomputeOutsideRemainder: true, DTensorTP: true, GradientPool: true,
 		FP8HeadBF16: true, FP8DynamicScaling: true, FP8FrozenBase: true, LossInPlace: true, CuDNNAttention: true, LookupsRead: true,
 		HostSPerLayer: fit.HostSPerLayer, HostSPerLayerAlone: fit.HostSPerLayerAlone, HostSPerStepAlone: fit.HostSPerStepAlone,
 		HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
