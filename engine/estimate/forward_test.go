@@ -85,3 +85,41 @@ func TestForwardShardedWeights(t *testing.T) {
 		})
 	}
 }
+
+// A forward pass runs the same whatever the backward recomputes: a
+// forward-only estimate's step and a training micro-batch's forward
+// (passes) do not move with the layout's recompute, for gpuflow's trainer
+// (whose recomputed forward stays outside the fitted remainder) and for
+// Megatron-LM.
+func TestForwardIgnoresRecompute(t *testing.T) {
+	t.Parallel()
+	for _, fw := range []string{FrameworkGpuflow, FrameworkMegatron} {
+		in := sevenB()
+		in.Framework = fw
+		in.Layout.TP, in.Layout.DP, in.Layout.GlobalBatch = 1, 8, 64
+		in.TrainTokens = 1e9
+		forward := map[string]float64{}
+		steps := map[string]float64{}
+		for _, rc := range []string{layout.RecomputeNone, layout.RecomputeSelective, layout.RecomputeFull} {
+			in.Layout.Recompute, in.Forward = rc, false
+			j, err := newJob(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fwd, _ := j.passes(j.microCompute())
+			forward[rc] = fwd
+			in.Forward = true
+			e, err := Compute(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps[rc] = e.StepTimeS
+		}
+		for _, rc := range []string{layout.RecomputeSelective, layout.RecomputeFull} {
+			if !within(forward[rc], forward[layout.RecomputeNone], 1e-9) || !within(steps[rc], steps[layout.RecomputeNone], 1e-9) {
+				t.Errorf("%s, recompute %s: forward %.6f s, forward-only step %.6f s; without recomputation %.6f and %.6f",
+					fw, rc, forward[rc], steps[rc], forward[layout.RecomputeNone], steps[layout.RecomputeNone])
+			}
+		}
+	}
+}

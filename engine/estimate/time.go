@@ -154,8 +154,9 @@ func (j *job) tokensPerGPU() float64 {
 // non-matrix work around the linear
 // layers, which scales with a full training pass at bf16 whatever the
 // precision (under LoRA, with the pass executed where the framework's
-// LoRA saves that work too), and what fp8's scaling and LoRA's adapters
-// move through memory.
+// LoRA saves that work too; a recomputed forward outside it under
+// Framework.RecomputeOutsideRemainder), and what fp8's scaling and
+// LoRA's adapters move through memory.
 func (j *job) microCompute() float64 {
 	bf16 := j.rate(hardware.PrecisionBF16)
 	prec := j.rate(precision(j.l))
@@ -166,12 +167,12 @@ func (j *job) microCompute() float64 {
 	if j.fw.FrozenGradsFree {
 		pass = j.flops.executed
 	}
-	attentionAll := j.flops.attention
+	passAttention := j.flops.attention
 	if j.fw.RecomputeOutsideRemainder {
 		pass -= j.flops.recomputed
-		attentionAll -= j.flops.recomputedAttention
+		passAttention -= j.flops.recomputedAttention
 	}
-	rest := (pass - attentionAll) / bf16 * (1/j.fw.GEMMShare - 1)
+	rest := (pass - passAttention) / bf16 * (1/j.fw.GEMMShare - 1)
 	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.trainerElementwiseTime() + j.adapterTraffic() +
 		j.fp8Traffic() + j.gradAccumulationTime()
 }
@@ -724,23 +725,50 @@ func (j *job) dataParallel(p *stepParts) {
 }
 
 // passes splits a micro-batch's compute into forward and backward: the
-// attention core's forward at its own rate (attentionForwardRate), the
-// rest by the forward's share of the other FLOPs.
+// forward is the same layout's without recomputation (forwardCompute),
+// and the backward the rest, a recomputed forward included.
 func (j *job) passes(micro float64) (fwd, bwd float64) {
 	fwd = j.forwardShare(micro) * micro
 	return fwd, micro - fwd
 }
 
-// forwardShare is the forward's share of a micro-batch's compute time.
+// forwardShare is the forward's share of a micro-batch's compute time
+// micro.
 func (j *job) forwardShare(micro float64) float64 {
+	if micro <= 0 {
+		return j.flops.forward / j.flops.executed
+	}
+	return min(1, j.notRecomputed().forwardCompute()/micro)
+}
+
+// forwardCompute is a micro-batch's forward time on this GPU: the
+// attention core's forward at its own rate (attentionForwardRate), the
+// rest of the micro-batch by the forward's share of the other FLOPs.
+// Without recomputation (notRecomputed), every other kind of work splits
+// between forward and backward as the FLOPs do.
+func (j *job) forwardCompute() float64 {
 	f := j.flops
-	if micro <= 0 || f.executed <= f.attention {
-		return f.forward / f.executed
+	micro := j.microCompute()
+	if f.executed <= f.attention {
+		return f.forward / f.executed * micro
 	}
 	attention := j.tokensPerGPU() * j.attentionTime()
 	forwardAttention := j.tokensPerGPU() * f.attentionForward / j.attentionForwardRate()
-	fwd := (f.forward-f.attentionForward)/(f.executed-f.attention)*max(0, micro-attention) + forwardAttention
-	return min(1, fwd/micro)
+	return (f.forward-f.attentionForward)/(f.executed-f.attention)*max(0, micro-attention) + forwardAttention
+}
+
+// notRecomputed is this job with no layer recomputed: a forward pass (of
+// training, a validation or forward-only work) runs the same whatever
+// the backward recomputes.
+func (j *job) notRecomputed() *job {
+	if j.l.Recompute == layout.RecomputeNone {
+		return j
+	}
+	c := *j
+	c.l.Recompute = layout.RecomputeNone
+	c.in.Layout.Recompute = layout.RecomputeNone
+	c.flops = c.countFLOPs(c.lookups())
+	return &c
 }
 
 // exposed is the part of a data-parallel transfer that the compute
