@@ -20,6 +20,9 @@ type fakeJob struct {
 	// final is sacct's job line after the end: "STATE|EXIT"; steps are
 	// further "STATE|EXIT" step lines.
 	final string
+	// early are sacct's job lines ("STATE|EXIT") at its first calls
+	// after the end, before final: a record still being written.
+	early []string
 	steps []string
 	// nodes write each node's events and result into the job directory
 	// once the job runs, standing in for the node hosts.
@@ -31,11 +34,13 @@ type fakeJob struct {
 // fakeSlurm answers sbatch, squeue, sacct and scancel from a list of jobs
 // in submission order, and records every command.
 type fakeSlurm struct {
-	mu     sync.Mutex
-	jobs   []fakeJob
-	polls  map[string]int
-	runDir string
-	ran    map[string]bool
+	mu    sync.Mutex
+	jobs  []fakeJob
+	polls map[string]int
+	// sacctCalls counts sacct's answers per job (fakeJob.early).
+	sacctCalls map[string]int
+	runDir     string
+	ran        map[string]bool
 	// cancelled jobs show CANCELLED from then on.
 	cancelled map[string]bool
 	calls     []string
@@ -49,7 +54,7 @@ type fakeSlurm struct {
 }
 
 func newFakeSlurm(jobs ...fakeJob) *fakeSlurm {
-	return &fakeSlurm{jobs: jobs, polls: map[string]int{}, ran: map[string]bool{}, cancelled: map[string]bool{}}
+	return &fakeSlurm{jobs: jobs, polls: map[string]int{}, sacctCalls: map[string]int{}, ran: map[string]bool{}, cancelled: map[string]bool{}}
 }
 
 func (f *fakeSlurm) Run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -121,6 +126,10 @@ func (f *fakeSlurm) squeue(id string) ([]byte, error) {
 func (f *fakeSlurm) sacct(id string) ([]byte, error) {
 	j := f.job(id)
 	final := j.final
+	if n := f.sacctCalls[id]; n < len(j.early) {
+		final = j.early[n]
+	}
+	f.sacctCalls[id]++
 	if f.cancelled[id] {
 		final = "CANCELLED by 0|0:0"
 	}

@@ -122,8 +122,11 @@ func (f *follower) final(ctx context.Context) Outcome {
 		o, err := accounting(ctx, f.r.opts.Runner, f.id)
 		var ce *CommandError
 		switch {
-		case err == nil && IsFinal(o.State):
+		case err == nil && IsFinal(o.State) && !o.exitPending():
 			return o
+		case err == nil && IsFinal(o.State):
+			// sacct can show a job FAILED before its exit code lands.
+			fallback = o
 		case errors.As(err, &ce):
 			return fallback // no sacct, or no accounting storage
 		}

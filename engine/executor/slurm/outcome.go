@@ -96,6 +96,9 @@ func (o Outcome) explain(j Job) (summary, detail string) {
 	case o.State == StateCancelled:
 		return fmt.Sprintf("Slurm job %s was cancelled", id), fmt.Sprintf(
 			"Job %s%s was cancelled outside gpuflow, by scancel or an administrator (state CANCELLED). Apply again to run the stage again.", id, where)
+	case o.State == StateFailed && o.exitPending():
+		return fmt.Sprintf("Slurm job %s failed", id), fmt.Sprintf(
+			"Job %s%s ended in state FAILED, and Slurm recorded no exit code for it; `sacct -j %s` says more.", id, where, id)
 	case o.State == StateFailed:
 		return fmt.Sprintf("Slurm job %s failed", id), fmt.Sprintf(
 			"Job %s%s ended with exit code %d%s (state FAILED).", id, where, o.ExitCode, o.signal())
@@ -105,6 +108,13 @@ func (o Outcome) explain(j Job) (summary, detail string) {
 	}
 	return fmt.Sprintf("Slurm job %s ended in state %s", id, o.State), fmt.Sprintf(
 		"Job %s%s ended in state %s with exit code %d%s; `sacct -j %s` says more.", id, where, o.State, o.ExitCode, o.signal(), id)
+}
+
+// exitPending: a FAILED job whose record has no exit code and no
+// signal yet, which a failed job always has once Slurm writes it (a job
+// that ran out of memory is told apart by its steps).
+func (o Outcome) exitPending() bool {
+	return o.State == StateFailed && o.ExitCode == 0 && o.Signal == 0 && !o.OOM
 }
 
 func (o Outcome) where() string {

@@ -109,6 +109,8 @@ func TestOutcomeDiagnostics(t *testing.T) {
 		"we cancelled": {Outcome{JobID: "7", State: StateCancelled, CancelledByUs: true}, "Slurm job 7 cancelled", "scancel", false},
 		"failed":       {Outcome{JobID: "8", State: StateFailed, ExitCode: 3, Nodes: "n1"}, "Slurm job 8 failed", "on n1 ended with exit code 3", false},
 		"deadline":     {Outcome{JobID: "9", State: StateDeadline}, "Slurm job 9 ended in state DEADLINE", "sacct -j 9", false},
+		"failed, no exit code recorded": {Outcome{JobID: "11", State: StateFailed, Nodes: "n1"},
+			"Slurm job 11 failed", "Slurm recorded no exit code", false},
 		"preempted, stopped": {Outcome{JobID: "10", State: StatePreempted, CancelledByUs: true},
 			"Slurm job 10 was preempted", "PREEMPTED", false},
 	}
