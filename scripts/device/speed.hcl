@@ -101,6 +101,17 @@ variable "framework" {
   default     = "gpuflow"
 }
 
+variable "lr" {
+  type    = number
+  default = 3e-4
+}
+
+variable "warmup" {
+  type        = number
+  description = "Warm-up steps of the learning rate."
+  default     = 5
+}
+
 variable "hardware" {
   type        = string
   description = "The one-GPU profile: h200-x1 or h100-x1."
@@ -140,7 +151,7 @@ stage "pretrain" "speed" {
 
   data         = var.data
   steps        = var.steps
-  lr           = 3e-4
-  warmup_steps = 5
+  lr           = var.lr
+  warmup_steps = var.warmup
   seed         = var.seed
 }

@@ -11,7 +11,8 @@
 #   RUNS=runs.txt timeout -k 15 290 bash .device/speed/speed.sh
 # RUNS names a file of runs, one a line: NAME BINARY ENV... -- VARS...
 # (BINARY a gzipped gpuflow under .device/speed; ENV like
-# GPUFLOW_TRAIN_PROFILE=3; VARS like layers=20 precision=fp8); a line
+# GPUFLOW_TRAIN_PROFILE=3, DATA=markov or DATA=text for learnable tokens
+# instead of random ones; VARS like layers=20 precision=fp8); a line
 # "hf MICRO_BATCH" runs the transformers + torch.compile baseline, "pytest"
 # the trainer's tests, "py SCRIPT" runs python3 .device/speed/SCRIPT TRAINER
 # (the isolated kernel timings, levers.py).
@@ -49,6 +50,7 @@ trap 'say "stopped by a signal"; exit 1' TERM INT
 say "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)')"
 python3 "$HERE/train_correctness.py" shard "$WORK/random" --vocab 128256 --tokens 3000000 --random
 python3 "$HERE/train_correctness.py" shard "$WORK/markov" --vocab 32000 --tokens 3000000
+python3 "$HERE/train_correctness.py" shard "$WORK/text" --vocab 256 --tokens 4000000 --text "$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
 
 while read -r line; do
 	[ -z "$line" ] && continue
@@ -71,14 +73,15 @@ while read -r line; do
 		continue ;;
 	py)
 		say "python3 $1"
-		timeout -k 10 120 python3 "$DEV/$1" "$DEV/trainer" 2>&1 | grep -v Warning
+		timeout -k 10 240 python3 "$DEV/$1" "$DEV/trainer" 2>&1 | grep -v Warning
 		say "$1 exit ${PIPESTATUS[0]}"
 		continue ;;
 	esac
 	bin=$1
 	shift
 	envs=()
-	while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	# @DEV@ in a variable stands for the scripts' folder there.
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("${1//@DEV@/$DEV}"); shift; done
 	shift
 	vars=()
 	for v in "$@"; do vars+=(-var "$v"); done
@@ -86,7 +89,7 @@ while read -r line; do
 	mkdir -p "$dir"
 	[ -x "$WORK/$bin" ] || { gunzip -c "$DEV/$bin.gz" > "$WORK/$bin" && chmod +x "$WORK/$bin"; }
 	data=$WORK/random
-	case " ${envs[*]} " in *" DATA=markov "*) data=$WORK/markov ;; esac
+	case " ${envs[*]} " in *" DATA=markov "*) data=$WORK/markov ;; *" DATA=text "*) data=$WORK/text ;; esac
 	(
 		cd "$dir" || exit
 		"$WORK/$bin" plan -json -no-color -var "data=$data" "${vars[@]}" "$DEV/speed.hcl" > plan.json 2> plan.err

@@ -6,7 +6,7 @@ rows do the same for fp8 (with and without LoRA) under TP2 with sequence
 parallelism, fp16 (loss scaling) under TP2, PP2 and DP2, tied embeddings
 and LoRA under TP2 and PP2, each against its own model on one GPU.
 
-  python3 train_correctness.py shard PREFIX --vocab 2048 --tokens 300000 [--random]
+  python3 train_correctness.py shard PREFIX --vocab 2048 --tokens 300000 [--random | --text DIR]
   python3 train_correctness.py run NAME WORK [--trainer DIR]   # GPUs from CUDA_VISIBLE_DEVICES
   python3 train_correctness.py list SET [--gpus N]             # a set's rows (of N GPUs)
   python3 train_correctness.py compare WORK [--set SET] --md OUT.md
@@ -181,8 +181,26 @@ def markov_tokens(vocab, n):
     return tokens
 
 
+def text_tokens(folder, n):
+    """The first n bytes of the Python sources under folder (sorted by
+    path) as token ids below 256: text whose loss falls smoothly, unlike
+    the Markov stream's sudden drop once its map is learnt."""
+    out = bytearray()
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".py"):
+                with open(os.path.join(root, f), "rb") as fh:
+                    out += fh.read()
+                if len(out) >= n:
+                    return np.frombuffer(bytes(out[:n]), np.uint8).astype(np.int64)
+    raise SystemExit(f"{folder} holds {len(out)} bytes of Python, fewer than {n}")
+
+
 def shard(a):
-    if a.random:
+    if a.text:
+        tokens = text_tokens(a.text, a.tokens)
+    elif a.random:
         tokens = np.random.default_rng(0).integers(0, a.vocab, a.tokens)
     else:
         tokens = markov_tokens(a.vocab, a.tokens)
@@ -321,6 +339,7 @@ def main():
     s.add_argument("--vocab", type=int, default=2048)
     s.add_argument("--tokens", type=int, default=300000)
     s.add_argument("--random", action="store_true")
+    s.add_argument("--text", default="", help="a folder: its Python sources' bytes as the tokens")
     r = sub.add_parser("run")
     r.add_argument("name", choices=sorted({n for rows in SETS.values() for n in rows}))
     r.add_argument("work")
