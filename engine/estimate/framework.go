@@ -163,6 +163,12 @@ type Framework struct {
 	// so under LoRA the inputs only layers without adapters read are not
 	// held.
 	FrozenInputsFreed bool
+	// FP8RecomputesInputs: a compiled fp8 block (tp = 1, no LoRA) keeps
+	// none of its products' inputs that are element-wise results of what
+	// it keeps anyway (the two norms' outputs, the down projection's
+	// input): the backward computes and casts them again. The same set
+	// of inputs FrozenInputsFreed drops for frozen matrices.
+	FP8RecomputesInputs bool
 	// FrozenGradsFree: under LoRA the non-matrix work shrinks with the
 	// work executed, the frozen weights' gradients left out (gpuflow's
 	// trainer: a Qwen2-7B LoRA step spent half the non-matrix time that

@@ -3,6 +3,7 @@ package estimate
 import (
 	"github.com/gpuflow/gpuflow/engine/layout"
 	"github.com/gpuflow/gpuflow/engine/model"
+	"github.com/gpuflow/gpuflow/hardware"
 )
 
 // Memory is the predicted peak memory of the most loaded GPU, in bytes.
@@ -158,8 +159,11 @@ func activations(in activationInput) float64 {
 		total = perLayer * in.layerCount * n
 		recomputed = in.coeff * layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn)
 	default:
-		if in.fw.FrozenInputsFreed && in.adapted != nil {
-			perLayer -= frozenInputs(s, seq, b, l.TP, sp, in.adapted)
+		switch {
+		case in.fw.FrozenInputsFreed && in.adapted != nil:
+			perLayer -= unkeptInputs(s, seq, b, l.TP, sp, in.adapted)
+		case in.fw.FP8RecomputesInputs && precision(l) == hardware.PrecisionFP8 && l.TP == 1 && in.adapted == nil:
+			perLayer -= unkeptInputs(s, seq, b, l.TP, sp, nil)
 		}
 		if sp && in.fw.DTensorTP {
 			// The attention and MLP inputs, gathered from the sequence
@@ -202,22 +206,24 @@ func activations(in activationInput) float64 {
 	return total + recomputed
 }
 
-// frozenInputs is what a layer under LoRA does not keep when autograd
-// saves no input of a frozen matrix: the attention input unless q, k or v
-// has an adapter, the MLP input unless gate or up has, and the down
-// projection's input unless it has. The attention output stays: the
-// attention kernel keeps it for its own backward.
-func frozenInputs(s model.Shape, seq, b float64, tp int, sp bool, adapted map[string]bool) float64 {
+// unkeptInputs is what a layer does not keep of its products' bf16
+// inputs: the attention input unless q, k or v is in kept, the MLP input
+// unless gate or up is, and the down projection's input unless it is.
+// Under LoRA autograd saves no input of a frozen matrix (kept: the
+// adapted ones); a compiled fp8 block keeps none of the three and
+// computes them again for its backward (kept: none). The attention
+// output stays: the attention kernel keeps it for its own backward.
+func unkeptInputs(s model.Shape, seq, b float64, tp int, sp bool, kept map[string]bool) float64 {
 	sbh := seq * b * float64(s.Hidden)
 	t := float64(tp)
 	var replicated, sharded float64
-	if !adapted["q"] && !adapted["k"] && !adapted["v"] {
+	if !kept["q"] && !kept["k"] && !kept["v"] {
 		replicated += 2
 	}
-	if !adapted["gate"] && !adapted["up"] {
+	if !kept["gate"] && !kept["up"] {
 		replicated += 2
 	}
-	if !adapted["down"] {
+	if !kept["down"] {
 		sharded += 2 * float64(s.FFNHidden) / float64(s.Hidden)
 	}
 	if sp {

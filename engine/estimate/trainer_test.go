@@ -323,3 +323,58 @@ func TestFP8LoRA(t *testing.T) {
 		t.Errorf("fp8 LoRA step %.3f s against bf16 LoRA %.3f s; want faster but less than twice", fp8.StepTimeS, bf16.StepTimeS)
 	}
 }
+
+// TestFP8Activations checks what a compiled fp8 block keeps: bf16's
+// activations less the two norms' outputs (2 bytes each) and the down
+// projection's input (2 x ffn / hidden), times the trainer's activation
+// coefficient, for every layer (scripts/device/block_memory.py measured
+// 12.0 and 11.0 bytes per token x hidden less at the 1B and 8B-wide
+// shapes). Eager blocks, tensor parallelism and LoRA keep bf16's count.
+func TestFP8Activations(t *testing.T) {
+	t.Parallel()
+	oneB := model.Shape{Layers: 16, Hidden: 2048, FFNHidden: 8192, Heads: 32, KVHeads: 8, Vocab: 128256, SeqLen: 4096,
+		TiedEmbeddings: true, Activation: model.ActivationSwiGLU}
+	tp2 := trainerLayout(1, 8, 8, true, layout.RecomputeNone)
+	tp2.TP = 2
+	lora := &LoRA{Rank: 16, Targets: []string{"all-linear"}}
+	perToken := func(ffn float64) float64 { return (4 + 2*ffn/2048) * 2048 }
+	for name, tc := range map[string]struct {
+		framework string
+		layout    layout.Layout
+		lora      *LoRA
+		less      float64 // bytes per token and layer below bf16's, before the coefficient
+	}{
+		"compiled":               {FrameworkGpuflow, trainerLayout(1, 8, 8, true, layout.RecomputeNone), nil, perToken(8192)},
+		"eager":                  {FrameworkGpuflowEager, trainerLayout(1, 8, 8, true, layout.RecomputeNone), nil, 0},
+		"tensor parallel":        {FrameworkGpuflow, tp2, nil, 0},
+		"LoRA over the fp8 base": {FrameworkGpuflow, trainerLayout(1, 8, 8, true, layout.RecomputeNone), lora, 0},
+		"full recomputation":     {FrameworkGpuflow, trainerLayout(1, 8, 8, true, layout.RecomputeFull), nil, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			hw := builtin("h200-x1")
+			if tc.layout.TP > 1 {
+				hw = builtin("h200-x4")
+			}
+			in := Input{Model: oneB, Layout: tc.layout, Hardware: hw, Framework: tc.framework, LoRA: tc.lora}
+			bf16, err := Compute(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Layout.Precision = hardware.PrecisionFP8
+			fp8, err := Compute(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := newJob(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens := float64(tc.layout.MicroBatch * oneB.SeqLen)
+			want := j.coeff * tc.less * tokens * float64(oneB.Layers) / float64(tc.layout.TP)
+			if got := float64(bf16.Memory.Activations - fp8.Memory.Activations); math.Abs(got-want) > 2 {
+				t.Errorf("fp8 keeps %.4g bytes less than bf16, want %.4g", got, want)
+			}
+		})
+	}
+}
