@@ -32,7 +32,8 @@ after it, so the ids here are the data prep's.
             completion does not depend on how prompts fall on ranks. The
             prompt runs once; each new token then runs alone against a
             key-value cache of the tokens before it (model.KVCache).
-            Prompts run one at a time.
+            A rank's prompts run micro_batch at a time, left-padded to
+            the longest of them, each at its own positions.
 """
 
 import argparse
@@ -213,15 +214,15 @@ class Evaluator:
             raise TrainerError("Token beyond the vocabulary", f"The input holds token id {top}, but the model's vocab is {self.args.vocab}; "
                                "evaluate with the tokenizer the model was trained with.")
 
-    def _lockstep(self, mine):
+    def _lockstep(self, mine, idle=None):
         """This rank's items; when the model is sharded, padded with None
-        to the busiest rank's count, each None a one-token forward whose
-        result is dropped, so that every rank enters FSDP2's gathers as
-        often as the others."""
+        to the busiest rank's count, each None after idle() (a one-token
+        forward whose result is dropped, unless given), so that every
+        rank enters FSDP2's gathers as often as the others."""
         most = self._most(len(mine))  # before this rank's first forward, as on every rank
         yield from mine
         for _ in range(most - len(mine)):
-            self._idle_forward()
+            (idle or self._idle_forward)()
             yield None
 
     def _most(self, count):
@@ -281,14 +282,19 @@ class Evaluator:
         prompts = read_jsonl(g.prompts)
         self._check_vocab_lists([p["tokens"] for p in prompts])
         done = {}
-        for i in self._lockstep_prompts(len(prompts)):
-            c = Completion(prompts[i]["tokens"], g, self.args, M.param_seed(self.cfg.seed, f"prompt{i}"))
-            while self._going(not c.finish):
-                if c.finish:
-                    self._idle_forward()
+        size = max(1, self.cfg.layout.micro_batch)
+        mine = list(range(self.rank, len(prompts), self.world))
+        for rows in self._lockstep([mine[k:k + size] for k in range(0, len(mine), size)], idle=self._idle_generation):
+            if rows is None:
+                continue
+            batch = Batch([Completion(prompts[i]["tokens"], g, self.args, M.param_seed(self.cfg.seed, f"prompt{i}")) for i in rows],
+                          self.args, self.device)
+            while self._going(batch.going):
+                if batch.going:
+                    batch.step(self.model)
                 else:
-                    c.step(self.model, self.device)
-            done[i] = c.out, c.finish
+                    self._idle_forward()
+            done.update((i, (c.out, c.finish)) for i, c in zip(rows, batch.rows))
         every = gather(done, self.world)
         if self.rank == 0:
             write_jsonl(g.completions, [{"tokens": every[i][0], "finish": every[i][1]} for i in range(len(prompts))])
@@ -296,17 +302,11 @@ class Evaluator:
         self.rep.log(f"generated {made} tokens for {len(prompts)} prompts")
         return {"prompts": len(prompts), "generated_tokens": made}
 
-    def _lockstep_prompts(self, count):
-        """This rank's prompts; when the model is sharded, every rank
-        takes part in as many rounds as the busiest, a rank with no prompt
-        left idling through the others' completions."""
-        mine = range(self.rank, count, self.world)
-        yield from mine
-        if not self.sharded:
-            return
-        for _ in range(math.ceil(count / self.world) - len(mine)):
-            while self._going(False):
-                self._idle_forward()
+    def _idle_generation(self):
+        """A round of generation with no prompt of this rank's: idle
+        forwards while any other rank's batch goes on."""
+        while self._going(False):
+            self._idle_forward()
 
     def _going(self, mine):
         """Whether to run another forward: while this rank's completion
@@ -322,24 +322,18 @@ class Evaluator:
 class Completion:
     """One prompt's new tokens (cut from the left to leave room for
     max_new_tokens), and why they ended: finish is "eos" or "length", ""
-    while it goes on. The prompt runs once, then each new token alone
-    against the key-value cache."""
+    while it goes on."""
 
     def __init__(self, prompt, g, args, seed):
         self.g, self.seq = g, args.seq_len
         self.tokens = list(prompt[-max(1, args.seq_len - g.max_new_tokens):])
         self.gen = torch.Generator().manual_seed(seed)
-        self.cache = M.KVCache.for_layers(args.layers)
-        self.fed = 0
         self.out, self.finish = [], ""
         self._check_length()
 
-    def step(self, model, device):
-        """Runs the tokens not yet fed and picks the next."""
-        t = torch.tensor([self.tokens[self.fed:]], device=device)
-        logits = forward(model, t, start=self.fed, cache=self.cache)
-        self.fed = len(self.tokens)
-        nxt = pick(logits[0, -1].float().cpu(), self.g.temperature, self.g.top_p, self.gen)
+    def take(self, logits):
+        """Picks the next token from its logits (on the CPU)."""
+        nxt = pick(logits, self.g.temperature, self.g.top_p, self.gen)
         self.out.append(nxt)
         self.tokens.append(nxt)
         if nxt in self.g.stop:
@@ -352,14 +346,50 @@ class Completion:
             self.finish = "length"
 
 
+class Batch:
+    """Completions decoded together: their prompts run once, left-padded
+    to the longest, then each step feeds every row its latest token
+    against the key-value cache (a finished row its last again, its
+    result dropped), until every row has finished. Each row sits at
+    positions of its own and picks from its own generator, so its tokens
+    are those it would make alone."""
+
+    def __init__(self, rows, args, device):
+        self.rows, self.device = rows, device
+        self.width = max(len(c.tokens) for c in rows)
+        pads = [self.width - len(c.tokens) for c in rows]
+        pad = torch.tensor(pads, device=device) if any(pads) else None
+        self.cache = M.KVCache.for_layers(args.layers, pad)
+        self.fed = 0
+
+    @property
+    def going(self):
+        return any(not c.finish for c in self.rows)
+
+    def step(self, model):
+        if self.fed == 0:
+            t = [[0] * (self.width - len(c.tokens)) + c.tokens for c in self.rows]
+        else:
+            t = [c.tokens[-1:] for c in self.rows]
+        tokens = torch.tensor(t, device=self.device)
+        last = forward(model, tokens, start=self.fed, cache=self.cache)[:, -1].float().cpu()
+        self.fed += tokens.shape[1]
+        for c, logits in zip(self.rows, last):
+            if not c.finish:
+                c.take(logits)
+
+
 def forward(m, tokens, start=0, cache=None):
     """m's logits for tokens at positions start.. (at most seq_len in all):
     the model's rotary table, made for seq_len positions, cut to the
-    input's for the call; GPT-2's learned positions, without a table,
-    counted from start by the model. With a KVCache, tokens follow those
-    the cache holds, start of them."""
+    input's for the call (each row's own, for left-padded rows); GPT-2's
+    learned positions, without a table, counted from start by the model.
+    With a KVCache, tokens follow those the cache holds, start of them."""
     full = m.rope
-    if full is not None:
+    pad = M.cache_pad(cache) if cache is not None else None
+    if full is not None and pad is not None:
+        m.rope = full[:, M.padded_positions(pad, start, tokens.shape[1], full.shape[1])]
+    elif full is not None:
         m.rope = full[:, start:start + tokens.shape[1]]
     try:
         return m(tokens, cache, start)

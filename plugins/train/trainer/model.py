@@ -28,7 +28,9 @@ the sequence is full causal attention, and runs as such.
 For generation, Transformer.forward takes a KVCache: the prompt runs
 once, then one token at a time against each layer's cached keys and
 values (a windowed layer keeps only those within its window), GPT-2's
-learned positions starting where the cache ends.
+learned positions starting where the cache ends. Prompts of different
+lengths decode together left-padded (KVCache.for_layers' pad): each row
+at positions of its own, its padding masked out of attention.
 
 Module names follow Hugging Face's Llama (q_proj ... down_proj) so LoRA
 targets read the same, and layers live in a ModuleDict keyed by their index,
@@ -133,9 +135,11 @@ def rope_table(a: ModelArgs, device):
 
 
 def apply_rope(x, rope):
-    """Rotates x (batch, seq, heads, head_dim) by the half-split convention."""
-    cos = rope[0][None, :, None, :].to(x.dtype)
-    sin = rope[1][None, :, None, :].to(x.dtype)
+    """Rotates x (batch, seq, heads, head_dim) by the half-split
+    convention; rope is (2, seq, head_dim), or (2, batch, seq, head_dim)
+    for rows at positions of their own (left-padded generation)."""
+    rows = rope[:, :, :, None, :] if rope.dim() == 4 else rope[:, None, :, None, :]
+    cos, sin = rows[0].to(x.dtype), rows[1].to(x.dtype)
     x1, x2 = x.chunk(2, dim=-1)
     return x * cos + torch.cat([-x2, x1], dim=-1) * sin
 
@@ -178,6 +182,8 @@ class Attention(nn.Module):
     def attend_cached(self, q, k, v, band, cache):
         """The prompt attends as without a cache; each later token, alone,
         to every key the cache kept, all of them within its reach."""
+        if cache.pad is not None:
+            return self.attend_padded(q, k, v, cache)
         if cache.k is None:
             o = self.attend(q, k, v, band)
         elif q.shape[2] != 1:
@@ -188,6 +194,31 @@ class Attention(nn.Module):
         # The next token reaches back window-1 tokens.
         first = max(0, k.shape[2] - (self.window - 1)) if self.window else 0
         cache.k, cache.v = k[:, :, first:], v[:, :, first:]
+        return o
+
+    def attend_padded(self, q, k, v, cache):
+        """attend_cached for rows left-padded to one width, cache.pad
+        columns each: a row's query sees the row's keys from its first
+        real column on, causally and within the window; a padding column
+        sees itself alone, so that no row of scores is empty (its output
+        is never read). Columns count from the batch's first; the cache
+        remembers the column its first kept key is at."""
+        s = q.shape[2]
+        if cache.k is not None:
+            if s != 1:
+                raise ValueError("after the prompt, a key-value cache takes one token at a time")
+            k, v = torch.cat([cache.k, k], dim=2), torch.cat([cache.v, v], dim=2)
+        cols = cache.first + torch.arange(k.shape[2], device=q.device)
+        qcols = cols[-s:, None]
+        seen = (cols <= qcols) & (cols[None, :] >= cache.pad[:, None, None])
+        if self.window:
+            seen &= qcols - cols < self.window
+        mask = (seen | (cols == qcols))[:, None]
+        kx, vx = (k.repeat_interleave(self.group, 1), v.repeat_interleave(self.group, 1)) if self.group > 1 else (k, v)
+        o = F.scaled_dot_product_attention(q, kx, vx, attn_mask=mask)
+        first = max(0, k.shape[2] - (self.window - 1)) if self.window else 0
+        cache.k, cache.v = k[:, :, first:], v[:, :, first:]
+        cache.first += first
         return o
 
 
@@ -224,10 +255,13 @@ def banded_attention(q, k, v, band, gqa):
 
 class LayerCache:
     """One layer's keys and values, (batch, kv_heads, tokens, head_dim),
-    of the tokens run so far; None before the prompt."""
+    of the tokens run so far; None before the prompt. pad, for rows
+    left-padded to one width, is each row's padding columns (a tensor),
+    and first the column of the first key kept."""
 
-    def __init__(self):
+    def __init__(self, pad=None):
         self.k = self.v = None
+        self.pad, self.first = pad, 0
 
 
 class KVCache(dict):
@@ -237,8 +271,18 @@ class KVCache(dict):
     entry made on first use would be lost; the copy shares these."""
 
     @classmethod
-    def for_layers(cls, layers):
-        return cls((str(i), LayerCache()) for i in range(layers))
+    def for_layers(cls, layers, pad=None):
+        """pad: each row's left padding (a tensor on the model's device),
+        or None where the rows are all real tokens."""
+        return cls((str(i), LayerCache(pad)) for i in range(layers))
+
+
+def cache_pad(cache):
+    """The rows' left padding a KVCache holds (None where its rows are all
+    real tokens): read from a layer's cache, since a sharded model's
+    forward may get a plain dict copy of the KVCache, holding the same
+    LayerCaches."""
+    return next(iter(cache.values())).pad if cache else None
 
 
 class FeedForward(nn.Module):
@@ -341,7 +385,8 @@ class Transformer(nn.Module):
         tokens' first, the number the cache holds: GPT-2's learned
         positions begin there, and the rotary table holds the positions of
         tokens alone (evaluate.forward cuts it)."""
-        h = self.embed(tokens, start) if self.embeds_input else tokens
+        pad = cache_pad(cache) if cache is not None else None
+        h = self.embed(tokens, start, pad) if self.embeds_input else tokens
         bands = self.bands(tokens)
         for name, layer in self.layers.items():
             band = bands.get(layer.attention.window)
@@ -359,16 +404,18 @@ class Transformer(nn.Module):
         part of it); GPT-2, without one, takes it from tokens (its layers
         have no window)."""
         if self.rope is not None:
-            seq, device = self.rope.shape[1], self.rope.device
+            seq, device = self.rope.shape[-2], self.rope.device
         else:
             seq, device = tokens.shape[1], tokens.device
         windows = {layer.attention.window for layer in self.layers.values()}
         return {w: band_mask(seq, w, device) for w in windows if 0 < w < seq}
 
-    def embed(self, tokens, start=0):
+    def embed(self, tokens, start=0, pad=None):
         h = self.tok_embeddings(tokens)
         if self.pos_embeddings is None:
             return h
+        if pad is not None:
+            return h + self.pos_embeddings(padded_positions(pad, start, tokens.shape[1], self.args.positions))
         # Positions as a (1, seq) batch, so that tensor parallelism splits
         # their embedding's output along the sequence as it does the tokens'.
         positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)[None, :]
@@ -383,6 +430,14 @@ class Transformer(nn.Module):
     def init_buffers(self, device):
         if not self.args.positions:
             self.rope = rope_table(self.args, device)
+
+
+def padded_positions(pad, start, length, positions):
+    """Each left-padded row's positions for the columns start..start+length:
+    the column less the row's padding, held within 0..positions-1 (a
+    padding column's, and a finished row's past its end, are never read)."""
+    cols = torch.arange(start, start + length, device=pad.device)
+    return (cols[None, :] - pad[:, None]).clamp(0, positions - 1)
 
 
 def keep_stage(model: Transformer, stage: int, stages: int):

@@ -1,6 +1,7 @@
 """The evaluator's tests (evaluate.py): how a choice is windowed and
 scored, how the next token is picked, that generation with the key-value
-cache picks the tokens generation without it picks, and, where
+cache picks the tokens generation without it picks, and that prompts
+decoded together make the tokens each makes alone, and, where
 transformers is installed, an evaluation through torchrun on CPU ranks
 (fp32) whose loss, choice scores and greedy completions match
 transformers' own on the same model and tokens (a Llama, and a Mistral
@@ -130,6 +131,70 @@ class KVCacheTest(unittest.TestCase):
             E.forward(m, torch.tensor([list(range(10))]), cache=cache)
             E.forward(m, torch.tensor([[10]]), start=10, cache=cache)
         self.assertEqual([cache[n].k.shape[2] for n in ("0", "1")], [11, 3])
+
+
+class BatchTest(unittest.TestCase):
+    """Prompts of different lengths decoded together, left-padded, make
+    the tokens each makes alone: greedy and sampled, rows that stop early
+    (a stop token) beside rows that go on, equal lengths (no padding),
+    windows shorter and longer than the prompts, and a GPT-2's learned
+    positions; on CPU (fp32) and, with a GPU, in fp32 there."""
+
+    LENGTHS = (1, 11, 3, 7, 5)
+
+    def model(self, a, device):
+        m = M.Transformer(a)
+        M.init_full(m, 2, "cpu")
+        with torch.no_grad():  # sharper logits than the initial ones, so ties cannot decide
+            for p in m.parameters():
+                p.mul_(4)
+            for fqn, p in m.named_parameters():
+                if fqn.endswith(".bias"):
+                    p.normal_(0, 0.1, generator=torch.Generator().manual_seed(3))
+        m = m.to(device).eval()
+        m.init_buffers(torch.device(device))
+        return m
+
+    def completions(self, m, prompts, g, device, together):
+        a = m.args
+        rows = [E.Completion(p, g, a, 100 + i) for i, p in enumerate(prompts)]
+        batches = [rows] if together else [[c] for c in rows]
+        for rs in batches:
+            b = E.Batch(rs, a, torch.device(device))
+            while b.going:
+                b.step(m)
+        return [(c.out, c.finish) for c in rows]
+
+    @torch.no_grad()
+    def test_a_batch_makes_what_each_prompt_makes_alone(self):
+        import dataclasses
+        import types
+        base = KVCacheTest.ARGS
+        models = {"full": base, "window 6 in every layer": dataclasses.replace(base, window=6, windowed_layers=(0, 1, 2, 3)),
+                  "window 5 from layer 2": dataclasses.replace(base, window=5, windowed_layers=(2, 3)),
+                  "gpt2": M.gpt(dataclasses.replace(base, kv_heads=4))}
+        runs = [(name, "cpu") for name in models]
+        if torch.cuda.is_available():
+            runs += [("window 5 from layer 2", "cuda"), ("gpt2", "cuda")]
+        rng = np.random.default_rng(11)
+        prompts = [rng.integers(0, 128, size=n).tolist() for n in self.LENGTHS]
+        same = [rng.integers(0, 128, size=6).tolist() for _ in range(3)]
+        for name, device in runs:
+            m = self.model(models[name], device)
+            for temperature in (0.0, 1.0):
+                g = types.SimpleNamespace(max_new_tokens=16, temperature=temperature, top_p=0.9, stop=[])
+                alone = self.completions(m, prompts, g, device, False)
+                # A stop token from the second row's, from its fourth on,
+                # that some other row does not make: that row ends early
+                # while another goes on to its length.
+                g.stop = [next(t for t in alone[1][0][3:] if any(t not in out for out, _ in alone))]
+                alone = self.completions(m, prompts, g, device, False)
+                with self.subTest(model=name, device=device, temperature=temperature):
+                    self.assertEqual(self.completions(m, prompts, g, device, True), alone)
+                    self.assertEqual(alone[1][1], "eos")
+                    self.assertIn("length", [f for _, f in alone])
+                with self.subTest(model=name, device=device, temperature=temperature, lengths="equal"):
+                    self.assertEqual(self.completions(m, same, g, device, True), self.completions(m, same, g, device, False))
 
 
 SEQ = 32
