@@ -67,7 +67,7 @@ func trainer(name string, compiled bool) Framework {
 		HostSPerTPCollectiveSpread: fit.HostSPerTPCollectiveSpread, CouplingExponent: fit.CouplingExponent}
 	f.CompiledElementwise = compiled
 	// Measured only compiled: eager fp8 blocks keep as much as bf16's
-	// (docs/estimator.md, "fp8 activations").
+	// (docs/estimator.md, "Memory").
 	f.FP8RecomputesInputs = compiled
 	return f
 }

@@ -6,10 +6,9 @@ trainer's fp8 products. Attention is left out (it runs in bf16 either way).
 
   python3 fp8_levers.py TRAINER_DIR   (speed.sh: "py fp8_levers.py")
 
-Variants: "trainer" is fp8.py as it is; "cached weight" casts each weight
-once outside the timed step (what the weights' casts cost); "shared input"
-casts the input of q, k and v once and that of gate and up once; "fast
-accumulation" takes the forward product in the tensor cores' fast mode.
+Variants: "trainer" is fp8.py as it is; "shared input" casts the input
+of q, k and v once and that of gate and up once; "fast accumulation"
+takes the forward product in the tensor cores' fast mode.
 """
 import sys
 import time
@@ -84,24 +83,6 @@ class Fast(torch.autograd.Function):
     backward = fp8._FP8Linear.backward
 
 
-class Cached(torch.autograd.Function):
-    """The weight handed in already in e4m3 with its inverse scale."""
-
-    @staticmethod
-    def forward(ctx, x, w, wq, ws):
-        x2 = x.reshape(-1, x.shape[-1])
-        xq, xs = fp8._quantize(x2, fp8.E4M3)
-        out = torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws, out_dtype=x.dtype)
-        ctx.save_for_backward(xq, xs, wq, ws)
-        ctx.x_shape = x.shape
-        return out.reshape(*x.shape[:-1], w.shape[0])
-
-    @staticmethod
-    def backward(ctx, g):
-        gx, gw = fp8._FP8Linear.backward(ctx, g)
-        return gx, gw, None, None
-
-
 def block(lin, pair, triple):
     def f(x, w):
         h = F.rms_norm(x, (H,))
@@ -117,7 +98,6 @@ def main():
     torch.manual_seed(0)
     ws = {n: (torch.randn(s, device=DEV, dtype=torch.bfloat16) * s[1] ** -0.5).requires_grad_() for n, s in SHAPES.items()}
     x = torch.randn(T, H, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-    cache = {n: fp8._quantize(w.detach(), fp8.E4M3) for n, w in ws.items()}
 
     def each(fn):
         return lambda x, *w: tuple(fn(x, wi) for wi in w)
@@ -129,18 +109,12 @@ def main():
         "fp8 fast accumulation forward": block(Fast.apply, each(Fast.apply), each(Fast.apply)),
         "fp8 shared input": block(fp8_lin, SharedInput.apply, SharedInput.apply),
     }
-
-    def cached(x, t):
-        return Cached.apply(x, *t)
-    variants["fp8 cached weight"] = block(cached, each(cached), each(cached))
-    with_cache = {n: (w, *cache[n]) for n, w in ws.items()}
     times = {}
     for name, f in variants.items():
         c = torch.compile(f)
-        args = with_cache if "cached" in name else ws
 
         def step():
-            c(x, args).sum().backward()
+            c(x, ws).sum().backward()
         try:
             times[name] = bench(name, step)
         except Exception as e:  # a variant that fails to compile is reported, not fatal

@@ -45,7 +45,7 @@ def main():
     ap.add_argument("--after", type=int, default=50)
     a = ap.parse_args()
     ref = curve(a.work, a.ref)
-    print(f"| run | per-step gap, max / mean | 10-step means' gap, max / mean | loss at 100 / 150 / 200 |")
+    print("| run | per-step gap, max / mean | 10-step means' gap, max / mean | loss at 100 / 150 / 200 |")
     print("|---|---|---|---|")
     for name in a.runs:
         c = curve(a.work, name)
