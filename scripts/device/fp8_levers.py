@@ -4,38 +4,25 @@ Llama 3 8B width (hidden 4096, ffn 14336, 8 key-value heads of 128),
 forward and backward, compiled, in bf16 and through variants of the
 trainer's fp8 products. Attention is left out (it runs in bf16 either way).
 
-  python3 fp8_levers.py TRAINER_DIR   (speed.sh: "py fp8_levers.py")
+  python3 fp8_levers.py TRAINER_DIR   (speed.sh: "py fp8_levers.py"; levers.py beside it)
 
 Variants: "trainer" is fp8.py as it is; "shared input" casts the input
 of q, k and v once and that of gate and up once; "fast accumulation"
 takes the forward product in the tensor cores' fast mode.
 """
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, sys.argv[1])
 import fp8  # noqa: E402  (the trainer's, from TRAINER_DIR)
+from levers import bench  # noqa: E402  (levers.py, beside this script)
 
 DEV = "cuda"
 T, H, FFN, KV = 8192, 4096, 14336, 1024
 SHAPES = {"q": (H, H), "k": (KV, H), "v": (KV, H), "o": (H, H), "gate": (FFN, H), "up": (FFN, H), "down": (H, FFN)}
 FLOPS = 3 * 2 * T * sum(a * b for a, b in SHAPES.values())
-
-
-def bench(name, fn, n=10):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    dt = (time.perf_counter() - t) / n
-    print(f"{name:44s} {dt * 1e3:8.2f} ms {FLOPS / dt / 1e12:7.1f} TFLOP/s", flush=True)
-    return dt
 
 
 class SharedInput(torch.autograd.Function):
@@ -116,7 +103,7 @@ def main():
         def step():
             c(x, ws).sum().backward()
         try:
-            times[name] = bench(name, step)
+            times[name] = bench(name, step, flops=FLOPS)
         except Exception as e:  # a variant that fails to compile is reported, not fatal
             print(f"{name}: {type(e).__name__}: {str(e)[:120]}")
     if "bf16" in times:

@@ -31,6 +31,7 @@ def bench(name, fn, n=10, flops=0.0):
     dt = (time.perf_counter() - t) / n
     rate = f" {flops / dt / 1e12:7.1f} TFLOP/s" if flops else ""
     print(f"{name:60s} {dt * 1e3:8.2f} ms{rate}", flush=True)
+    return dt
 
 
 def attention(b, h, kv, d, s=4096):
