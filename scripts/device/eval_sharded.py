@@ -40,9 +40,10 @@ RUNS = {"whole": (1, False, False), "sharded": (2, True, False), "lora-whole": (
 # under 4 (2^-6): 4 * 2^-6 nats.
 LOSS_TOLERANCE = 1e-3
 CHOICE_TOLERANCE = 4 * 2**-6
-# Greedy decoding feeds each prompt alone, one row of the same shape on
-# both runs, through the same weights: the same logits, so the same
-# tokens, ties broken alike; tokens must be identical.
+# Greedy decoding runs the same batches of consecutive prompts (2 a batch,
+# the batches dealt round robin over the ranks) on both runs, through the
+# same weights: the same logits, so the same tokens, ties broken alike;
+# tokens must be identical.
 
 
 def trainer_tests(trainer):

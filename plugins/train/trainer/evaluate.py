@@ -32,8 +32,9 @@ after it, so the ids here are the data prep's.
             completion does not depend on how prompts fall on ranks. The
             prompt runs once; each new token then runs alone against a
             key-value cache of the tokens before it (model.KVCache).
-            A rank's prompts run micro_batch at a time, left-padded to
-            the longest of them, each at its own positions.
+            Prompts run micro_batch at a time (consecutive ones, the
+            batches dealt round robin), left-padded to the longest of
+            them, each at its own positions.
 """
 
 import argparse
@@ -282,9 +283,12 @@ class Evaluator:
         prompts = read_jsonl(g.prompts)
         self._check_vocab_lists([p["tokens"] for p in prompts])
         done = {}
+        # Batches of consecutive prompts, dealt round robin: a prompt's
+        # batch-mates, whose rows share its products (and their rounding),
+        # do not depend on the number of ranks.
         size = max(1, self.cfg.layout.micro_batch)
-        mine = list(range(self.rank, len(prompts), self.world))
-        for rows in self._lockstep([mine[k:k + size] for k in range(0, len(mine), size)], idle=self._idle_generation):
+        batches = [list(range(k, min(k + size, len(prompts)))) for k in range(0, len(prompts), size)]
+        for rows in self._lockstep(batches[self.rank::self.world], idle=self._idle_generation):
             if rows is None:
                 continue
             batch = Batch([Completion(prompts[i]["tokens"], g, self.args, M.param_seed(self.cfg.seed, f"prompt{i}")) for i in rows],

@@ -184,14 +184,17 @@ class BatchTest(unittest.TestCase):
             for temperature in (0.0, 1.0):
                 g = types.SimpleNamespace(max_new_tokens=16, temperature=temperature, top_p=0.9, stop=[])
                 alone = self.completions(m, prompts, g, device, False)
-                # A stop token from the second row's, from its fourth on,
-                # that some other row does not make: that row ends early
-                # while another goes on to its length.
-                g.stop = [next(t for t in alone[1][0][3:] if any(t not in out for out, _ in alone))]
+                # A stop token one row makes from its fourth token on and
+                # another row never makes: the one ends early while the
+                # other goes on to its length.
+                stops = [(r, t) for r, (out, _) in enumerate(alone) for t in out[3:] if any(t not in o for o, _ in alone)]
+                if not stops:
+                    self.fail(f"{name}: every row made every later token of every other; no stop token splits them")
+                row, g.stop = stops[0][0], [stops[0][1]]
                 alone = self.completions(m, prompts, g, device, False)
                 with self.subTest(model=name, device=device, temperature=temperature):
                     self.assertEqual(self.completions(m, prompts, g, device, True), alone)
-                    self.assertEqual(alone[1][1], "eos")
+                    self.assertEqual(alone[row][1], "eos")
                     self.assertIn("length", [f for _, f in alone])
                 with self.subTest(model=name, device=device, temperature=temperature, lengths="equal"):
                     self.assertEqual(self.completions(m, same, g, device, True), self.completions(m, same, g, device, False))
@@ -308,9 +311,10 @@ class ShardedTest(unittest.TestCase):
     """The evaluation of one model on one CPU rank holding it whole, and on
     two ranks that each hold half of it (fsdp = true): the same loss,
     choice scores and sampled completions. The ranks' shares are uneven
-    (5 samples in micro-batches of 2, 5 questions, 7 prompts), and the
-    completions stop at different lengths (one token in twelve ends one),
-    so every loop runs forwards on a rank that has nothing left."""
+    (5 samples in micro-batches of 2, 5 questions, 9 prompts in 5 batches
+    of up to 2), and the completions stop at different lengths (one token
+    in twelve ends one), so every loop runs forwards on a rank that has
+    nothing left."""
 
     @classmethod
     def edit(cls, cfg):
@@ -326,7 +330,7 @@ class ShardedTest(unittest.TestCase):
         E.write_jsonl(cls.work + "/questions.jsonl", [
             {"context": rng.integers(0, 128, size=int(rng.integers(3, 40))).tolist(),
              "continuations": [rng.integers(0, 128, size=int(rng.integers(1, 5))).tolist() for _ in range(3)]} for _ in range(5)])
-        E.write_jsonl(cls.work + "/prompts.jsonl", [{"tokens": rng.integers(0, 128, size=int(rng.integers(1, 9))).tolist()} for _ in range(7)])
+        E.write_jsonl(cls.work + "/prompts.jsonl", [{"tokens": rng.integers(0, 128, size=int(rng.integers(1, 9))).tolist()} for _ in range(9)])
         cls.runs = {}
         for name, ranks, fsdp in (("whole", 1, False), ("sharded", 2, True)):
             work = os.path.join(cls.work, name)
