@@ -49,8 +49,13 @@ trap 'say "stopped by a signal"; exit 1' TERM INT
 
 say "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)')"
 python3 "$HERE/train_correctness.py" shard "$WORK/random" --vocab 128256 --tokens 3000000 --random
-python3 "$HERE/train_correctness.py" shard "$WORK/markov" --vocab 32000 --tokens 3000000
-python3 "$HERE/train_correctness.py" shard "$WORK/text" --vocab 256 --tokens 4000000 --text "$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
+# The learnable streams are made only for a runs file that names them.
+if grep -q 'DATA=markov' "$DEV/$RUNS"; then
+	python3 "$HERE/train_correctness.py" shard "$WORK/markov" --vocab 32000 --tokens 3000000
+fi
+if grep -q 'DATA=text' "$DEV/$RUNS"; then
+	python3 "$HERE/train_correctness.py" shard "$WORK/text" --vocab 256 --tokens 4000000 --text "$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
+fi
 
 while read -r line; do
 	[ -z "$line" ] && continue

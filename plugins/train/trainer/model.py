@@ -180,46 +180,42 @@ class Attention(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.group > 1)
 
     def attend_cached(self, q, k, v, band, cache):
-        """The prompt attends as without a cache; each later token, alone,
-        to every key the cache kept, all of them within its reach."""
-        if cache.pad is not None:
-            return self.attend_padded(q, k, v, cache)
-        if cache.k is None:
-            o = self.attend(q, k, v, band)
-        elif q.shape[2] != 1:
-            raise ValueError("after the prompt, a key-value cache takes one token at a time")
-        else:
+        """The prompt attends as without a cache (left-padded rows through
+        attend_padded); each later token, alone, to every key the cache
+        kept, all of them within its reach."""
+        prompt = cache.k is None
+        if not prompt:
+            if q.shape[2] != 1:
+                raise ValueError("after the prompt, a key-value cache takes one token at a time")
             k, v = torch.cat([cache.k, k], dim=2), torch.cat([cache.v, v], dim=2)
+        if cache.pad is not None:
+            o = self.attend_padded(q, k, v, cache)
+        elif prompt:
+            o = self.attend(q, k, v, band)
+        else:
             o = F.scaled_dot_product_attention(q, k, v, enable_gqa=self.group > 1)
         # The next token reaches back window-1 tokens.
         first = max(0, k.shape[2] - (self.window - 1)) if self.window else 0
         cache.k, cache.v = k[:, :, first:], v[:, :, first:]
+        cache.first += first
         return o
 
     def attend_padded(self, q, k, v, cache):
-        """attend_cached for rows left-padded to one width, cache.pad
-        columns each: a row's query sees the row's keys from its first
-        real column on, causally and within the window; a padding column
-        sees itself alone, so that no row of scores is empty (its output
-        is never read). Columns count from the batch's first; the cache
-        remembers the column its first kept key is at."""
-        s = q.shape[2]
-        if cache.k is not None:
-            if s != 1:
-                raise ValueError("after the prompt, a key-value cache takes one token at a time")
-            k, v = torch.cat([cache.k, k], dim=2), torch.cat([cache.v, v], dim=2)
+        """Attention of rows left-padded to one width, cache.pad columns
+        each, over k and v with the cached keys before them: a row's query
+        sees the row's keys from its first real column on, causally and
+        within the window; a padding column sees itself alone, so that no
+        row of scores is empty (its output is never read). Columns count
+        from the batch's first; cache.first is the column of k's first."""
         cols = cache.first + torch.arange(k.shape[2], device=q.device)
-        qcols = cols[-s:, None]
+        qcols = cols[-q.shape[2]:, None]
         seen = (cols <= qcols) & (cols[None, :] >= cache.pad[:, None, None])
         if self.window:
             seen &= qcols - cols < self.window
         mask = (seen | (cols == qcols))[:, None]
-        kx, vx = (k.repeat_interleave(self.group, 1), v.repeat_interleave(self.group, 1)) if self.group > 1 else (k, v)
-        o = F.scaled_dot_product_attention(q, kx, vx, attn_mask=mask)
-        first = max(0, k.shape[2] - (self.window - 1)) if self.window else 0
-        cache.k, cache.v = k[:, :, first:], v[:, :, first:]
-        cache.first += first
-        return o
+        if self.group > 1:
+            k, v = k.repeat_interleave(self.group, 1), v.repeat_interleave(self.group, 1)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
 # flex_attention compiled once for the process: uncompiled it runs an
@@ -256,8 +252,8 @@ def banded_attention(q, k, v, band, gqa):
 class LayerCache:
     """One layer's keys and values, (batch, kv_heads, tokens, head_dim),
     of the tokens run so far; None before the prompt. pad, for rows
-    left-padded to one width, is each row's padding columns (a tensor),
-    and first the column of the first key kept."""
+    left-padded to one width, is each row's padding columns (a tensor);
+    first is the column of the first key kept."""
 
     def __init__(self, pad=None):
         self.k = self.v = None
@@ -387,7 +383,8 @@ class Transformer(nn.Module):
         tokens alone (evaluate.forward cuts it)."""
         pad = cache_pad(cache) if cache is not None else None
         h = self.embed(tokens, start, pad) if self.embeds_input else tokens
-        bands = self.bands(tokens)
+        # Left-padded rows attend through masks of their own (attend_padded).
+        bands = self.bands(tokens) if pad is None else {}
         for name, layer in self.layers.items():
             band = bands.get(layer.attention.window)
             h = layer(h, self.rope, band, cache[name]) if cache is not None else layer(h, self.rope, band)
