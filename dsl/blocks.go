@@ -68,14 +68,17 @@ type LayoutSpec struct {
 	Precision        *string `hcl:"precision,optional"`
 	// Framework options (docs/estimator.md); nil means the framework's
 	// default.
-	Attention          *string     `hcl:"attention,optional"`
-	ScatterGather      *bool       `hcl:"scatter_gather,optional"`
-	GradReduceDType    *string     `hcl:"grad_reduce_dtype,optional"`
-	OverlapGradReduce  *bool       `hcl:"overlap_grad_reduce,optional"`
-	GradAccumFusion    *bool       `hcl:"grad_accumulation_fusion,optional"`
-	AsyncTPAllReduce   *bool       `hcl:"async_tp_allreduce,optional"`
-	ScatterGatherGrads *bool       `hcl:"scatter_gather_grads,optional"`
-	Auto               *AutoLayout `hcl:"auto,block"`
+	Attention          *string `hcl:"attention,optional"`
+	ScatterGather      *bool   `hcl:"scatter_gather,optional"`
+	GradReduceDType    *string `hcl:"grad_reduce_dtype,optional"`
+	OverlapGradReduce  *bool   `hcl:"overlap_grad_reduce,optional"`
+	GradAccumFusion    *bool   `hcl:"grad_accumulation_fusion,optional"`
+	AsyncTPAllReduce   *bool   `hcl:"async_tp_allreduce,optional"`
+	ScatterGatherGrads *bool   `hcl:"scatter_gather_grads,optional"`
+	// Layers on the first and last pipeline stage; nil splits evenly.
+	FirstStageLayers *int        `hcl:"first_stage_layers,optional"`
+	LastStageLayers  *int        `hcl:"last_stage_layers,optional"`
+	Auto             *AutoLayout `hcl:"auto,block"`
 }
 
 // AutoLayout asks the engine to search for the layout.

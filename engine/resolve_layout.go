@@ -60,8 +60,8 @@ func resolveLayout(b *dsl.Layout) (*resolvedLayout, hcl.Diagnostics) {
 	}
 	l.ScatterGather, l.OverlapGradReduce, l.GradAccumFusion = s.ScatterGather, s.OverlapGradReduce, s.GradAccumFusion
 	l.AsyncTPAllReduce, l.ScatterGatherGrads = s.AsyncTPAllReduce, s.ScatterGatherGrads
+	diags := stageLayers(b, &l)
 	r.Layout = l
-	var diags hcl.Diagnostics
 	if s.Auto != nil {
 		diags = append(diags, checkAuto(b)...)
 		return r, diags
@@ -116,6 +116,30 @@ func checkAuto(b *dsl.Layout) hcl.Diagnostics {
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid auto layout objective",
 		Detail:  fmt.Sprintf("objective is %q; use %q or %q.", *a.Objective, objectiveThroughput, objectiveCost),
 		Subject: rangeOr(b.Ranges, "auto.objective", b.DeclRange)}}
+}
+
+// stageLayers copies first_stage_layers and last_stage_layers. Zero is
+// how the layout says "split evenly", so a written zero is refused rather
+// than read as that.
+func stageLayers(b *dsl.Layout, l *layout.Layout) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, f := range []struct {
+		name string
+		src  *int
+		dst  *int
+	}{{"first_stage_layers", b.Spec.FirstStageLayers, &l.FirstStageLayers}, {"last_stage_layers", b.Spec.LastStageLayers, &l.LastStageLayers}} {
+		if f.src == nil {
+			continue
+		}
+		if *f.src < 1 {
+			diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid " + f.name,
+				Detail:  fmt.Sprintf("%s is %d; a pipeline stage holds at least one layer. Set it to 1 or more, or leave it out to split the layers evenly.", f.name, *f.src),
+				Subject: rangeOr(b.Ranges, f.name, b.DeclRange)})
+			continue
+		}
+		*f.dst = *f.src
+	}
+	return diags
 }
 
 func copyInt(dst *int, src *int) {

@@ -3,6 +3,7 @@ package estimate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/gpuflow/gpuflow/engine/calibration"
@@ -181,13 +182,21 @@ type job struct {
 	// adapted matrices.
 	adapterWidth float64
 	// adapted names the layer matrices with adapters (nil without LoRA).
-	adapted   map[string]bool
-	layers    float64 // layers on the first stage
-	micro     int     // micro-batches per step per DP rank
-	flops     flops
-	links     *links
-	coeff     float64
-	calibrate map[string]bool
+	adapted map[string]bool
+	layers  float64 // layers on the first stage
+	// stageLayers are the layers on each pipeline rank (all equal to
+	// layers unless the layout sets first_stage_layers or
+	// last_stage_layers); slotLayers is the most of them, the stage
+	// that sets the pipeline's pace.
+	stageLayers []float64
+	slotLayers  float64
+	// rankAdapters is one layer's adapter parameters on a rank.
+	rankAdapters float64
+	micro        int // micro-batches per step per DP rank
+	flops        flops
+	links        *links
+	coeff        float64
+	calibrate    map[string]bool
 	// validation is the validations' memory figures (addValidationMemory).
 	validation *ValidationEstimate
 }
@@ -237,6 +246,8 @@ func checkInput(in Input) error {
 		return fmt.Errorf("model shape has a non-positive dimension")
 	case s.Layers < l.PP*layout.VirtualStages(l):
 		return fmt.Errorf("%d layers cannot fill pp*vp = %d pipeline chunks", s.Layers, l.PP*layout.VirtualStages(l))
+	case layout.Uneven(l) && !unevenSplits(l, s.Layers):
+		return fmt.Errorf("%d layers do not split over pp = %d as first_stage_layers and last_stage_layers ask (run layout.Validate first)", s.Layers, l.PP)
 	case hw.GPU.TFLOPS[precision(l)] <= 0 || hw.GPU.TFLOPS[hardware.PrecisionBF16] <= 0:
 		return fmt.Errorf("%s has no dense %s rating to estimate with", hw.GPU.Model, precision(l))
 	}
@@ -250,16 +261,33 @@ func precision(l layout.Layout) string {
 	return l.Precision
 }
 
-// countParams counts the model and what the most loaded GPU (the first
-// pipeline stage) holds of it: its share of the layers plus the input
-// embedding, and with one stage the output layer too, all split over TP.
+func unevenSplits(l layout.Layout, layers int) bool {
+	_, ok := layout.StageLayers(l, layers)
+	return ok
+}
+
+// countParams counts the model and what the most loaded GPU holds of it:
+// the first pipeline stage's layers plus the input embedding, or a later
+// stage's where it holds more layers, and with one stage the output layer
+// too, all split over TP.
 func (j *job) countParams() error {
 	s, l := j.in.Model, j.l
 	j.counts = Count(s)
 	j.params = j.counts.Total(s.Layers)
 	j.layers = float64(s.Layers) / float64(l.PP)
+	j.stageLayers = make([]float64, l.PP)
+	for i := range j.stageLayers {
+		j.stageLayers[i] = j.layers
+	}
+	if layout.Uneven(l) {
+		counts, _ := layout.StageLayers(l, s.Layers)
+		for i, n := range counts {
+			j.stageLayers[i] = float64(n)
+		}
+	}
+	j.slotLayers = slices.Max(j.stageLayers)
 	t := float64(l.TP)
-	j.stageP = (j.counts.PerLayer*j.layers + j.counts.Embedding) / t
+	j.stageP = max(j.counts.PerLayer*j.stageLayers[0]+j.counts.Embedding, j.counts.PerLayer*j.slotLayers) / t
 	if l.PP == 1 {
 		j.stageP += (j.counts.Output + j.counts.Extra) / t
 	}
@@ -273,7 +301,8 @@ func (j *job) countParams() error {
 	j.adapted = adaptedMatrices(s, j.in.LoRA.Targets)
 	j.adapterWidth = per / float64(j.in.LoRA.Rank)
 	j.adapters = per * float64(s.Layers)
-	j.stageA = adaptersOnRank(per, s, *j.in.LoRA, len(j.adapted), l.TP) * j.layers
+	j.rankAdapters = adaptersOnRank(per, s, *j.in.LoRA, len(j.adapted), l.TP)
+	j.stageA = j.rankAdapters * j.slotLayers
 	return nil
 }
 
@@ -303,35 +332,80 @@ func (j *job) dataShards() int { return j.l.DP * j.l.CP }
 
 // memory is the most loaded GPU's peak: the first pipeline stage's, or
 // under plain 1F1B the last stage's where its output layer and logits
-// outweigh the first stage's micro-batches in flight.
+// outweigh the first stage's micro-batches in flight, or, where the
+// layout puts fewer layers on the first stage, the second stage's (the
+// most micro-batches in flight of the stages between).
 func (j *job) memory() Memory {
-	first := j.stageMemory(j.stageP, false)
-	if j.l.PP == 1 || layout.VirtualStages(j.l) > 1 {
-		return first
+	peak := j.stageMemory(j.rank(0))
+	consider := func(r pipelineRank) {
+		if m := j.stageMemory(r); m.Total > peak.Total {
+			peak = m
+		}
 	}
-	if last := j.stageMemory(j.lastStageParams(), true); last.Total > first.Total {
-		return last
+	if j.l.PP > 1 && layout.VirtualStages(j.l) == 1 {
+		consider(j.rank(j.l.PP - 1))
 	}
-	return first
+	if layout.Uneven(j.l) && j.l.PP > 2 {
+		consider(j.rank(1))
+	}
+	return peak
+}
+
+// pipelineRank is what one pipeline rank holds: its layers, its
+// parameters before DP sharding (split over TP), where it sits, and the
+// micro-batches it keeps in flight (zero: the first stage's count).
+type pipelineRank struct {
+	layers, params, adapters float64
+	last, middle             bool
+	inFlight                 float64
+}
+
+// rank describes pipeline rank r: the first holds the input embedding
+// (and with one stage everything), the last the output layer and final
+// norm, the ones between their layers alone, with the micro-batches the
+// schedule starts before their first backward: pp - r under 1F1B, and
+// pp + (pp - 2r - 1)/vp interleaved (Megatron-LM's warm-up, whose r = 0
+// is the first stage's count).
+func (j *job) rank(r int) pipelineRank {
+	n := j.stageLayers[r]
+	t := float64(j.l.TP)
+	rk := pipelineRank{layers: n, adapters: j.rankAdapters * n}
+	switch {
+	case r == 0:
+		rk.params = (j.counts.PerLayer*n + j.counts.Embedding) / t
+		if j.l.PP == 1 {
+			rk.params += (j.counts.Output + j.counts.Extra) / t
+		}
+	case r == j.l.PP-1:
+		rk.params, rk.last = j.lastStageParams(n), true
+	default:
+		rk.params, rk.middle = j.counts.PerLayer*n/t, true
+		pp, vp := float64(j.l.PP), float64(layout.VirtualStages(j.l))
+		rk.inFlight = min(pp-float64(r), float64(j.micro))
+		if vp > 1 {
+			rk.inFlight = pp + (pp-2*float64(r)-1)/vp
+		}
+	}
+	return rk
 }
 
 // lastStageParams is what the last pipeline stage holds: its layers, the
 // output layer (a copy of the embedding when tied) and the final norm,
 // split over TP.
-func (j *job) lastStageParams() float64 {
+func (j *job) lastStageParams(layers float64) float64 {
 	output := j.counts.Output
 	if output == 0 {
 		output = j.counts.Embedding
 	}
-	return (j.counts.PerLayer*j.layers + output + j.counts.Extra) / float64(j.l.TP)
+	return (j.counts.PerLayer*layers + output + j.counts.Extra) / float64(j.l.TP)
 }
 
-// stageMemory is the peak of a GPU of a stage holding params (before DP
-// sharding); last is the last of several pipeline stages.
-func (j *job) stageMemory(params float64, last bool) Memory {
+// stageMemory is the peak of a GPU of pipeline rank r.
+func (j *job) stageMemory(r pipelineRank) Memory {
+	params := r.params
 	trained, frozen := params, 0.0
 	if j.in.LoRA != nil {
-		trained, frozen = j.stageA, params
+		trained, frozen = r.adapters, params
 	}
 	st := shardedStates(j.fw, trained, frozen, j.l.ShardingStage(), j.dataShards())
 	var pool float64
@@ -350,8 +424,9 @@ func (j *job) stageMemory(params float64, last bool) Memory {
 		st.gradients = 0
 	}
 	act := activations(activationInput{shape: j.in.Model, layout: j.l, fw: j.fw, coeff: j.coeff,
-		micro: j.micro, flashAttn: !j.fw.materialized(), layerCount: j.layers, adapted: j.adapted, lastStage: last})
-	other := j.fw.reserve(j.l.WorldSize()) + j.gathered(params) + pool + j.fw.AllocatorSlack*act
+		micro: j.micro, flashAttn: !j.fw.materialized(), layerCount: r.layers, adapted: j.adapted, lastStage: r.last,
+		middleStage: r.middle, inFlight: r.inFlight})
+	other := j.fw.reserve(j.l.WorldSize()) + j.gathered(r) + pool + j.fw.AllocatorSlack*act
 	m := Memory{
 		Weights: int64(st.weights), Gradients: int64(st.gradients), Optimizer: int64(st.optimizer),
 		Activations: int64(act), Other: int64(other),
@@ -365,18 +440,18 @@ func (j *job) stageMemory(params float64, last bool) Memory {
 // gpuflow's trainer runs it also holds the root module at stage 3, and
 // every weight from the forward to the backward below it; without FSDP2
 // on one GPU alone, every weight's bf16 copy is held throughout.
-func (j *job) gathered(stageP float64) float64 {
+func (j *job) gathered(r pipelineRank) float64 {
 	t := float64(j.l.TP)
 	layer := j.counts.PerLayer / t * j.fw.ParamCommBytes
 	stage := j.l.ShardingStage()
 	switch {
 	case j.alone():
-		return (stageP + j.stageA) * j.fw.ParamCommBytes
+		return (r.params + r.adapters) * j.fw.ParamCommBytes
 	case j.fw.FSDP2 && stage == 3:
-		root := stageP - j.counts.PerLayer*j.layers/t
+		root := r.params - j.counts.PerLayer*r.layers/t
 		return root*j.fw.ParamCommBytes + 2*layer
 	case j.fw.FSDP2:
-		return (stageP + j.stageA) * j.fw.ParamCommBytes
+		return (r.params + r.adapters) * j.fw.ParamCommBytes
 	case stage == 3 && j.dataShards() > 1:
 		return 2 * layer
 	}

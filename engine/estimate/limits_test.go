@@ -77,7 +77,7 @@ func TestTiedLastStage(t *testing.T) {
 	}
 	c := Count(s)
 	want := (c.PerLayer*float64(s.Layers)/2 + c.Embedding + c.Extra) / 2
-	if got := j.lastStageParams(); math.Abs(got-want) > 1 {
+	if got := j.lastStageParams(j.stageLayers[1]); math.Abs(got-want) > 1 {
 		t.Errorf("last stage holds %g parameters per rank, want %g (its layers, the embedding's copy, the norm)", got, want)
 	}
 }

@@ -126,6 +126,10 @@ type activationInput struct {
 	// lastStage is the last of several pipeline stages under plain 1F1B:
 	// one micro-batch in flight, and the output layer's input and logits.
 	lastStage bool
+	// middleStage is a pipeline stage between the first and the last:
+	// its layers alone, for inFlight micro-batches.
+	middleStage bool
+	inFlight    float64
 }
 
 // activations is a stage's activation memory: the first stage's layers
@@ -141,8 +145,11 @@ func activations(in activationInput) float64 {
 	t := float64(l.TP)
 	sp := l.SequenceParallel && l.TP > 1
 	n := inFlight(l.PP, layout.VirtualStages(l), in.micro)
-	if in.lastStage {
+	switch {
+	case in.lastStage:
 		n = 1
+	case in.middleStage:
+		n = in.inFlight
 	}
 	perLayer := layerActivations(s, seq, b, l.TP, sp, l.Recompute, !in.flashAttn)
 	var total, recomputed float64
@@ -172,7 +179,7 @@ func activations(in activationInput) float64 {
 		}
 		total = in.coeff * perLayer * in.layerCount * n
 	}
-	if !in.lastStage {
+	if !in.lastStage && !in.middleStage {
 		embed := (seq*b*h + 8*seq*b) * n
 		if sp {
 			embed /= t

@@ -63,9 +63,15 @@ func (j *job) time(e *Estimate) {
 	vp := float64(layout.VirtualStages(l))
 	gpu := p.microCompute + p.tpExposed + p.pp + p.cpExposed + p.shardedExposedMicro
 	micro := j.microTime(gpu, j.hostTime())
-	slots := m + float64(l.PP-1)/vp
-	e.StepTimeS = micro*slots + p.dpExposed + p.optimizer
-	e.HostWaitS = (micro - gpu) * slots
+	bubble := float64(l.PP-1) / vp
+	// The stage with the most layers sets the pace of the steady state;
+	// the fill and drain pass through every stage, the average one's time
+	// each.
+	p = j.slowestStage(p)
+	slotGPU := p.microCompute + p.tpExposed + p.pp + p.cpExposed + p.shardedExposedMicro
+	slot := j.microTime(slotGPU, j.hostTime()*j.slotLayers/j.layers)
+	e.StepTimeS = slot*m + micro*bubble + p.dpExposed + p.optimizer
+	e.HostWaitS = (slot-slotGPU)*m + (micro-gpu)*bubble
 	if j.hostAhead() {
 		gpuStep := gpu*m + p.optimizer
 		e.StepTimeS = max(gpuStep, m*j.hostTime()+j.fw.HostSPerStepAlone)
@@ -83,6 +89,39 @@ func (j *job) time(e *Estimate) {
 	e.MFU = e.TokensPerS * j.flops.model / (float64(l.WorldSize()) * peak)
 	e.ModelTFLOPSPerGPU = e.TokensPerSPerGPU * j.flops.model / 1e12
 	e.HardwareTFLOPSPerGPU = e.TokensPerSPerGPU * j.flops.executed / 1e12
+}
+
+// slowestStage is p for the pipeline stage with the most layers, where
+// the layout gives the first or last stage its own count: its per-layer
+// communication by the ratio of its layers to the average stage's, and
+// its compute by that ratio on the layers' share of the work (the
+// embedding's and output layer's products stay spread over the stages,
+// as they are with an even split).
+func (j *job) slowestStage(p stepParts) stepParts {
+	r := j.slotLayers / j.layers
+	if r == 1 {
+		return p
+	}
+	p.microCompute *= 1 + j.layerShare()*(r-1)
+	p.tp *= r
+	p.tpExposed *= r
+	p.cp *= r
+	p.cpExposed *= r
+	p.shardedPerMicro *= r
+	p.shardedExposedMicro *= r
+	return p
+}
+
+// layerShare is the transformer layers' share of the step's executed
+// FLOPs: what is left once the products outside them (output layer,
+// embeddings not read by index) are taken out.
+func (j *job) layerShare() float64 {
+	outside := j.params - j.counts.PerLayer*float64(j.in.Model.Layers) - j.lookups()
+	perParam := 6.0
+	if j.adapters > 0 {
+		perParam = 4 // frozen weights need no weight gradient
+	}
+	return max(0, 1-perParam*outside/j.flops.executed)
 }
 
 func (j *job) parts() stepParts {

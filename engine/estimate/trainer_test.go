@@ -173,7 +173,7 @@ func gatheredBytes(t *testing.T, in Input) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return j.gathered(j.stageP)
+	return j.gathered(j.rank(0))
 }
 
 // TestTrainerAccounting checks the mechanisms behind gpuflow's trainer

@@ -88,6 +88,14 @@ func checkDegrees(l Layout) []Finding {
 	if l.VP < 0 {
 		fs = append(fs, errorf("positive-degree", "vp", "vp is %d; set it to 1 (plain 1F1B) or more.", l.VP))
 	}
+	for _, d := range []struct {
+		field string
+		v     int
+	}{{"first_stage_layers", l.FirstStageLayers}, {"last_stage_layers", l.LastStageLayers}} {
+		if d.v < 0 {
+			fs = append(fs, errorf("positive-degree", d.field, "%s is %d; set it to 1 or more, or leave it out to split the layers evenly.", d.field, d.v))
+		}
+	}
 	return fs
 }
 
@@ -123,6 +131,14 @@ func checkChoices(l Layout) []Finding {
 	default:
 		fs = append(fs, errorf("grad-reduce-dtype-known", "grad_reduce_dtype",
 			"grad_reduce_dtype is %q; use \"fp32\", \"bf16\" or \"fp16\".", l.GradReduceDType))
+	}
+	if Uneven(l) && l.PP == 1 {
+		field := "first_stage_layers"
+		if l.FirstStageLayers == 0 {
+			field = "last_stage_layers"
+		}
+		fs = append(fs, errorf("stage-layers-require-pp", field,
+			"%s places layers on a pipeline stage but pp = 1; set pp above 1 or remove it.", field))
 	}
 	if VirtualStages(l) > 1 && l.PP == 1 {
 		fs = append(fs, errorf("vp-requires-pp", "vp",
@@ -169,14 +185,8 @@ func checkDivisibility(l Layout, s model.Shape) []Finding {
 		fs = append(fs, errorf("kv-heads-divisible", "tp",
 			"%d key/value heads do not split evenly over tp = %d; pick a tp that divides %d.", s.KVHeads, l.TP, s.KVHeads))
 	}
-	if stages := l.PP * VirtualStages(l); s.Layers%stages != 0 {
-		field := "pp"
-		if VirtualStages(l) > 1 && s.Layers%l.PP == 0 {
-			field = "vp"
-		}
-		fs = append(fs, errorf("layers-divisible", field,
-			"%d layers do not split evenly into pp*vp = %d*%d = %d model chunks; pick pp and vp whose product divides %d.",
-			s.Layers, l.PP, VirtualStages(l), stages, s.Layers))
+	if msg := checkStageLayers(l, s.Layers); msg != "" {
+		fs = append(fs, errorf("layers-divisible", stageLayersField(l, s.Layers), "%s", msg))
 	}
 	if per := l.MicroBatch * l.DP; l.GlobalBatch%per != 0 {
 		fs = append(fs, errorf("global-batch-divisible", "global_batch",

@@ -61,6 +61,33 @@ func TestValidate(t *testing.T) {
 			want: []ruleOf{{"layers-divisible", "error", "pp"}}},
 		"layers over pp*vp": {edit: func(l *Layout, s *model.Shape) { l.PP = 2; l.DP = 2; l.VP = 3 }, hw: hgx(1),
 			want: []ruleOf{{"layers-divisible", "error", "vp"}}},
+		"first and last stage layers": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = 7; l.LastStageLayers = 7 }, hw: hgx(1)},
+		"first stage layers alone":    {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = 5 }, hw: hgx(1)},
+		"uneven rest": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = 7; l.LastStageLayers = 6 }, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
+		"last stage layers alone, uneven rest": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.LastStageLayers = 4 }, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "last_stage_layers"}}},
+		"two stages that miss the layer count": {edit: func(l *Layout, _ *model.Shape) { l.PP = 2; l.DP = 2; l.FirstStageLayers = 10; l.LastStageLayers = 10 }, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
+		"stage layers over vp": {edit: func(l *Layout, _ *model.Shape) {
+			l.PP = 4
+			l.DP = 1
+			l.VP = 2
+			l.FirstStageLayers = 7
+			l.LastStageLayers = 7
+		}, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
+		"stage layers that split over vp": {edit: func(l *Layout, _ *model.Shape) {
+			l.PP = 4
+			l.DP = 1
+			l.VP = 2
+			l.FirstStageLayers = 6
+			l.LastStageLayers = 6
+		}, hw: hgx(1)},
+		"stage layers without pp": {edit: func(l *Layout, _ *model.Shape) { l.LastStageLayers = 3 }, hw: hgx(1),
+			want: []ruleOf{{"stage-layers-require-pp", "error", "last_stage_layers"}}},
+		"negative stage layers": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = -1 }, hw: hgx(1),
+			want: []ruleOf{{"positive-degree", "error", "first_stage_layers"}}},
 		"global batch": {edit: func(l *Layout, _ *model.Shape) { l.GlobalBatch = 250 }, hw: hgx(1),
 			want: []ruleOf{{"global-batch-divisible", "error", "global_batch"}}},
 		"seq over cp": {edit: func(l *Layout, s *model.Shape) { l.CP = 2; l.DP = 2; s.SeqLen = 4095; l.SequenceParallel = false }, hw: hgx(1),
@@ -102,4 +129,42 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestStageLayers(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		l      Layout
+		layers int
+		want   []int
+		ok     bool
+	}{
+		"even":                            {l: Layout{PP: 4}, layers: 32, want: []int{8, 8, 8, 8}, ok: true},
+		"one stage":                       {l: Layout{PP: 1}, layers: 5, want: []int{5}, ok: true},
+		"first and last one fewer":        {l: Layout{PP: 16, FirstStageLayers: 7, LastStageLayers: 7}, layers: 126, want: append(append([]int{7}, repeat(8, 14)...), 7), ok: true},
+		"embedding-balanced":              {l: Layout{PP: 12, FirstStageLayers: 5, LastStageLayers: 5}, layers: 70, want: append(append([]int{5}, repeat(6, 10)...), 5), ok: true},
+		"first only":                      {l: Layout{PP: 3, FirstStageLayers: 2}, layers: 8, want: []int{2, 3, 3}, ok: true},
+		"last only":                       {l: Layout{PP: 3, LastStageLayers: 4}, layers: 8, want: []int{2, 2, 4}, ok: true},
+		"two stages, both set":            {l: Layout{PP: 2, FirstStageLayers: 3, LastStageLayers: 5}, layers: 8, want: []int{3, 5}, ok: true},
+		"rest does not split":             {l: Layout{PP: 3, FirstStageLayers: 1}, layers: 8, want: []int{1, 3, 3}, ok: false},
+		"nothing left for the rest":       {l: Layout{PP: 3, FirstStageLayers: 4, LastStageLayers: 4}, layers: 8, want: []int{4, 0, 4}, ok: false},
+		"even split that does not divide": {l: Layout{PP: 3}, layers: 8, want: []int{2, 2, 2}, ok: false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := StageLayers(tt.l, tt.layers)
+			if diff := cmp.Diff(tt.want, got); diff != "" || ok != tt.ok {
+				t.Errorf("StageLayers ok = %v, want %v; counts (-want +got):\n%s", ok, tt.ok, diff)
+			}
+		})
+	}
+}
+
+func repeat(n, times int) []int {
+	out := make([]int, times)
+	for i := range out {
+		out[i] = n
+	}
+	return out
 }

@@ -52,7 +52,7 @@ func checkCheckpoint(o, n *engine.StagePlan) *Checkpoint {
 	if r := reshardReasons(ol, nl); len(r) > 0 {
 		return &Checkpoint{Verdict: CheckpointReshard, Reasons: r, How: reshardHow(framework(n))}
 	}
-	reason := "tp, pp, vp and the ZeRO/FSDP sharding are unchanged"
+	reason := "tp, pp, vp, the layers per stage and the ZeRO/FSDP sharding are unchanged"
 	if ol.DP != nl.DP || ol.CP != nl.CP {
 		reason = degreeChanges(ol, nl) + " only, and without ZeRO/FSDP sharding every data-parallel rank holds the whole state"
 	}
@@ -83,6 +83,9 @@ func reshardReasons(a, b layout.Layout) []string {
 	}
 	if a.PP != b.PP {
 		out = append(out, fmt.Sprintf("pp %d -> %d gives each pipeline rank other layers", a.PP, b.PP))
+	}
+	if s := stageLayerChanges(a, b); s != "" && a.PP == b.PP && a.PP > 1 {
+		out = append(out, s+" gives each pipeline rank other layers")
 	}
 	if va, vb := layout.VirtualStages(a), layout.VirtualStages(b); va != vb && max(a.PP, b.PP) > 1 {
 		out = append(out, fmt.Sprintf("vp %d -> %d regroups the layers each pipeline rank holds", va, vb))
@@ -148,4 +151,23 @@ func framework(sp *engine.StagePlan) string {
 		return body.Framework
 	}
 	return estimate.DefaultFramework
+}
+
+// stageLayerChanges names the stage layer counts that differ,
+// "first_stage_layers even -> 7", or "".
+func stageLayerChanges(a, b layout.Layout) string {
+	count := func(n int) string {
+		if n == 0 {
+			return "even"
+		}
+		return fmt.Sprint(n)
+	}
+	var parts []string
+	if a.FirstStageLayers != b.FirstStageLayers {
+		parts = append(parts, fmt.Sprintf("first_stage_layers %s -> %s", count(a.FirstStageLayers), count(b.FirstStageLayers)))
+	}
+	if a.LastStageLayers != b.LastStageLayers {
+		parts = append(parts, fmt.Sprintf("last_stage_layers %s -> %s", count(a.LastStageLayers), count(b.LastStageLayers)))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -92,7 +92,7 @@ func TestCheckpoint(t *testing.T) {
 		wantHow     string // a phrase the advice must hold; empty means no advice
 	}{
 		"micro batch only": {old: base7b(), new: edited(func(s *trainSpec) { s.layout.MicroBatch = 2 }),
-			wantVerdict: CheckpointResume, wantReasons: []string{"tp, pp, vp and the ZeRO/FSDP sharding are unchanged"}},
+			wantVerdict: CheckpointResume, wantReasons: []string{"tp, pp, vp, the layers per stage and the ZeRO/FSDP sharding are unchanged"}},
 		"dp without sharding": {old: base7b(), new: edited(func(s *trainSpec) { s.nodes, s.layout.DP = 2, 8 }),
 			wantVerdict: CheckpointResume,
 			wantReasons: []string{"dp 4 -> 8 only, and without ZeRO/FSDP sharding every data-parallel rank holds the whole state"}},
@@ -101,6 +101,9 @@ func TestCheckpoint(t *testing.T) {
 		"pp then vp": {old: edited(func(s *trainSpec) { s.layout.PP, s.layout.DP = 2, 2 }),
 			new:         edited(func(s *trainSpec) { s.layout.PP, s.layout.DP, s.layout.VP = 2, 2, 2 }),
 			wantVerdict: CheckpointReshard, wantReasons: []string{"vp 1 -> 2 regroups the layers each pipeline rank holds"}, wantHow: "torch_dist"},
+		"stage layers": {old: edited(func(s *trainSpec) { s.layout.PP, s.layout.DP = 2, 2 }),
+			new:         edited(func(s *trainSpec) { s.layout.PP, s.layout.DP, s.layout.FirstStageLayers = 2, 2, 15 }),
+			wantVerdict: CheckpointReshard, wantReasons: []string{"first_stage_layers even -> 15 gives each pipeline rank other layers"}, wantHow: "torch_dist"},
 		"dp under ZeRO-1": {old: edited(zero1), new: edited(func(s *trainSpec) { zero1(s); s.nodes, s.layout.DP = 2, 8 }),
 			wantVerdict: CheckpointReshard,
 			wantReasons: []string{"ZeRO-1 shards the optimizer state over the data-parallel ranks: dp 4 -> 8 cuts other shards"}, wantHow: "torch_dist"},

@@ -49,6 +49,13 @@ type Layout struct {
 	// DeepSpeed's pipeline engine sent them whole before v0.5.4 (October
 	// 2021).
 	ScatterGatherGrads *bool `json:"scatter_gather_grads,omitempty" cty:"scatter_gather_grads"`
+	// FirstStageLayers and LastStageLayers put that many transformer
+	// layers on the first and the last pipeline stage (Megatron-LM's
+	// --decoder-first-pipeline-num-layers and
+	// --decoder-last-pipeline-num-layers), the other stages splitting the
+	// rest evenly; zero leaves a stage to the even split.
+	FirstStageLayers int `json:"first_stage_layers,omitempty" cty:"first_stage_layers"`
+	LastStageLayers  int `json:"last_stage_layers,omitempty" cty:"last_stage_layers"`
 }
 
 // WorldSize is the number of GPUs the layout occupies.

@@ -1,0 +1,105 @@
+package layout
+
+import "fmt"
+
+// Uneven reports whether the layout places its own layer counts on the
+// first or last pipeline stage.
+func Uneven(l Layout) bool { return l.FirstStageLayers > 0 || l.LastStageLayers > 0 }
+
+// StageLayers is the number of transformer layers on each pipeline stage
+// (pipeline rank, all its virtual stages together): FirstStageLayers and
+// LastStageLayers where set, the other stages splitting the rest evenly.
+// ok is false when the rest does not split evenly, a stage would hold no
+// layer, or a stage's count does not split over vp; checkStageLayers says
+// which.
+func StageLayers(l Layout, layers int) (counts []int, ok bool) {
+	if l.PP < 1 {
+		return nil, false
+	}
+	return stageLayers(l, layers), checkStageLayers(l, layers) == ""
+}
+
+func stageLayers(l Layout, layers int) []int {
+	counts := make([]int, l.PP)
+	first, last, rest, others := split(l, layers)
+	for i := range counts {
+		if others > 0 {
+			counts[i] = rest / others
+		}
+	}
+	if first > 0 {
+		counts[0] = first
+	}
+	if last > 0 && l.PP > 1 {
+		counts[l.PP-1] = last
+	}
+	return counts
+}
+
+// split is the set counts, the layers left and the stages left for them.
+func split(l Layout, layers int) (first, last, rest, others int) {
+	others = l.PP
+	if l.FirstStageLayers > 0 {
+		first = l.FirstStageLayers
+		others--
+	}
+	if l.LastStageLayers > 0 && l.PP > 1 {
+		last = l.LastStageLayers
+		others--
+	}
+	return first, last, layers - first - last, others
+}
+
+// checkStageLayers is what is wrong with the layout's split of layers
+// over its stages, or "".
+func checkStageLayers(l Layout, layers int) string {
+	vp := VirtualStages(l)
+	if Uneven(l) && l.PP == 1 {
+		return "" // stage-layers-require-pp reports it
+	}
+	if !Uneven(l) {
+		if stages := l.PP * vp; layers%stages != 0 {
+			return fmt.Sprintf("%d layers do not split evenly into pp*vp = %d*%d = %d model chunks; pick pp and vp whose product divides %d, or set first_stage_layers and last_stage_layers.",
+				layers, l.PP, vp, stages, layers)
+		}
+		return ""
+	}
+	first, last, rest, others := split(l, layers)
+	switch {
+	case others == 0 && rest != 0:
+		return fmt.Sprintf("first_stage_layers = %d and last_stage_layers = %d place %d of the model's %d layers on its pp = %d stages; make them add up to %d.",
+			first, last, first+last, layers, l.PP, layers)
+	case others > 0 && (rest < others || rest%others != 0):
+		return fmt.Sprintf("%d layers less %s leave %d for the other %d stages, which do not split evenly; choose counts that leave a multiple of %d (at least %d).",
+			layers, setCounts(first, last), rest, others, others, others)
+	}
+	for i, n := range stageLayers(l, layers) {
+		if n%vp != 0 {
+			return fmt.Sprintf("stage %d holds %d layers, which do not split into vp = %d virtual stages; pick counts that are multiples of %d, or set vp = 1.", i, n, vp, vp)
+		}
+	}
+	return ""
+}
+
+func setCounts(first, last int) string {
+	switch {
+	case first > 0 && last > 0:
+		return fmt.Sprintf("first_stage_layers = %d and last_stage_layers = %d", first, last)
+	case first > 0:
+		return fmt.Sprintf("first_stage_layers = %d", first)
+	}
+	return fmt.Sprintf("last_stage_layers = %d", last)
+}
+
+// stageLayersField is the argument a bad split is reported on.
+func stageLayersField(l Layout, layers int) string {
+	switch {
+	case l.FirstStageLayers > 0:
+		return "first_stage_layers"
+	case l.LastStageLayers > 0:
+		return "last_stage_layers"
+	case VirtualStages(l) > 1 && layers%l.PP == 0:
+		return "vp"
+	}
+	return "pp"
+}
