@@ -41,6 +41,7 @@ func trainerConfigs(t *testing.T) map[string]any {
 	every.Layout.ZeRO, every.Layout.FSDP, every.Layout.SequenceParallel = 1, true, true
 	every.Layout.Attention, every.Layout.ScatterGather, every.Layout.GradReduceDType, every.Layout.OverlapGradReduce = "flash", &on, "fp32", &on
 	every.Layout.GradAccumFusion, every.Layout.AsyncTPAllReduce, every.Layout.ScatterGatherGrads = &on, &on, &on
+	every.Layout.FirstStageLayers, every.Layout.LastStageLayers = 1, 1
 	every.Masks = []string{"data.mask"}
 	every.ValidData, every.EvalEvery, every.EvalBatches, every.TensorBoardDir = []string{"valid"}, 3, 2, "tensorboard"
 	every.LoRA = &loraConfig{Rank: 8, Alpha: 16, Targets: []string{"q_proj", "v_proj"}, Dropout: 0.05}

@@ -69,6 +69,9 @@ class Layout:
     grad_accumulation_fusion: Optional[bool] = None
     async_tp_allreduce: Optional[bool] = None
     scatter_gather_grads: Optional[bool] = None
+    # Layers on the first and last pipeline stage; 0 takes the even share.
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
 
 
 @dataclass

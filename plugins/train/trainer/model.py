@@ -437,13 +437,16 @@ def padded_positions(pad, start, length, positions):
     return (cols[None, :] - pad[:, None]).clamp(0, positions - 1)
 
 
-def keep_stage(model: Transformer, stage: int, stages: int):
-    """Trims model to pipeline stage `stage` of `stages` equal stages. The
-    last stage of a tied model keeps its own copy of the embedding, under
-    the same name, for the output projection: the first and last stages
-    start from one value and sum their gradients of it (parallel.TiedStages)."""
-    per = model.args.layers // stages
-    keep = {str(i) for i in range(stage * per, (stage + 1) * per)}
+def keep_stage(model: Transformer, stage: int, stages: int, sizes=None):
+    """Trims model to pipeline stage `stage` of `stages`: the layers
+    sizes[stage] counts after those of the stages before it (equal stages
+    without sizes). The last stage of a tied model keeps its own copy of
+    the embedding, under the same name, for the output projection: the
+    first and last stages start from one value and sum their gradients of
+    it (parallel.TiedStages)."""
+    sizes = sizes or [model.args.layers // stages] * stages
+    start = sum(sizes[:stage])
+    keep = {str(i) for i in range(start, start + sizes[stage])}
     for name in list(model.layers.keys()):
         if name not in keep:
             del model.layers[name]

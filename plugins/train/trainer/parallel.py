@@ -46,6 +46,19 @@ def stage_ids(pp_rank, pp, vp):
     return [pp_rank + k * pp for k in range(vp)]
 
 
+def chunk_layers(layers, pp, vp, first=0, last=0):
+    """The layers of each model chunk in the model's order. Chunk c runs on
+    pipeline rank c % pp, which holds `first` layers (rank 0), `last`
+    (the last rank) or an even share of what they leave (zero: no count of
+    its own), split evenly over the rank's vp chunks; as gpuflow's layout
+    rules check, every share divides."""
+    own = {0: first, pp - 1: last} if pp > 1 else {}
+    own = {r: n for r, n in own.items() if n > 0}
+    rest = (layers - sum(own.values())) // (pp - len(own)) if pp > len(own) else 0
+    ranks = [own.get(r, rest) for r in range(pp)]
+    return [ranks[c % pp] // vp for c in range(pp * vp)]
+
+
 def build_parts(args, layout, pp_rank, make_model):
     """One Transformer per model chunk this rank holds, on the meta device,
     trimmed to its layers; make_model builds the whole model."""
@@ -55,7 +68,8 @@ def build_parts(args, layout, pp_rank, make_model):
     if pp == 1:
         return [(0, whole)], 1
     stages = pp * vp
-    return [(s, M.keep_stage(copy.deepcopy(whole), s, stages)) for s in stage_ids(pp_rank, pp, vp)], stages
+    sizes = chunk_layers(args.layers, pp, vp, layout.first_stage_layers, layout.last_stage_layers)
+    return [(s, M.keep_stage(copy.deepcopy(whole), s, stages, sizes)) for s in stage_ids(pp_rank, pp, vp)], stages
 
 
 COLWISE = ("attention.q_proj", "attention.k_proj", "attention.v_proj", "feed_forward.gate_proj", "feed_forward.up_proj")

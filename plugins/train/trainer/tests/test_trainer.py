@@ -221,6 +221,23 @@ class ModelTest(unittest.TestCase):
             for k, v in part.state_dict().items():
                 self.assertTrue(torch.equal(v, whole.state_dict()[k]), k)
 
+    def test_uneven_stages_chain_to_the_whole_model(self):
+        import copy
+        whole = M.Transformer(self.args)
+        M.init_full(whole, 5, "cpu")
+        sizes = parallel.chunk_layers(4, 2, 1, first=1)
+        self.assertEqual(sizes, [1, 3])
+        first, last = (M.keep_stage(copy.deepcopy(whole), s, 2, sizes) for s in (0, 1))
+        self.assertEqual((list(first.layers.keys()), list(last.layers.keys())), (["0"], ["1", "2", "3"]))
+        tokens = torch.randint(0, 512, (2, 64))
+        torch.testing.assert_close(last(first(tokens)), whole(tokens))
+
+    def test_chunk_layers_follow_the_layout(self):
+        cases = {(126, 16, 1, 7, 7): [7] + [8] * 14 + [7], (70, 12, 1, 5, 5): [5] + [6] * 10 + [5],
+                 (12, 2, 2, 4, 8): [2, 4, 2, 4], (8, 4, 2, 0, 0): [1] * 8, (8, 3, 1, 0, 4): [2, 2, 4]}
+        for (layers, pp, vp, first, last), want in cases.items():
+            self.assertEqual(parallel.chunk_layers(layers, pp, vp, first, last), want, (layers, pp, vp, first, last))
+
     def test_tied_last_stage_projects_with_the_embedding(self):
         import copy
         import dataclasses
@@ -839,6 +856,42 @@ class ValidationLayoutsTest(unittest.TestCase):
             result = next(e["result"] for e in evs if e["event"] == "result")
             self.assertEqual(result["valid_loss"], got[2], name)
             self.assertAlmostEqual(result["valid_perplexity"], math.exp(got[2]), delta=1e-6 * result["valid_perplexity"])
+
+
+class UnevenPipelineTest(unittest.TestCase):
+    """A pipeline whose stages hold different numbers of layers trains as
+    one rank does, on CPU ranks over gloo: three layers on two stages, one
+    and two (first_stage_layers = 1), and two and one (last_stage_layers =
+    1), where a two-layer model, what a split that lost a layer would
+    train, departs beyond the tolerance."""
+
+    def test_uneven_stages_train_alike(self):
+        from concurrent.futures import ThreadPoolExecutor
+        work = tempfile.mkdtemp()
+        write_shard(work + "/data", markov_docs(512, 40, 400, 4))
+        # "two layers" is the control: a stage split that dropped a layer
+        # would train it, and the tolerance below must tell it apart.
+        layouts = {"single": (3, {}), "pp2-1+2": (3, {"pp": 2, "first_stage_layers": 1}),
+                   "pp2-2+1": (3, {"pp": 2, "last_stage_layers": 1}), "two layers": (2, {})}
+
+        def run(name):
+            layers, layout = layouts[name]
+            cfg = tiny_config(work, device="cpu", steps=3, checkpoint=False, checkpoint_dir=f"{work}/{name}/ckpt")
+            cfg["model"] = dict(cfg["model"], layers=layers)
+            cfg["layout"] = dict(cfg["layout"], **layout)
+            events = torchrun(cfg, nproc=layout.get("pp", 1))
+            return {e["step"]: e["loss"] for e in events if e["event"] == "step"}
+
+        with ThreadPoolExecutor(len(layouts)) as pool:
+            losses = dict(zip(layouts, pool.map(run, layouts)))
+        want = losses.pop("single")
+        control = losses.pop("two layers")
+        self.assertEqual(sorted(want), [1, 2, 3])
+        self.assertGreater(max(abs(control[k] - want[k]) / want[k] for k in want), 1e-3, (control, want))
+        for name, got in losses.items():
+            self.assertEqual(sorted(got), [1, 2, 3], name)
+            for step in got:
+                self.assertAlmostEqual(got[step], want[step], delta=1e-3 * want[step], msg=f"{name} at step {step}")
 
 
 class FP8OnCPURanksTest(unittest.TestCase):
