@@ -21,11 +21,17 @@ func (s *search) layouts(world int) []layout.Layout {
 			}
 			for _, pp := range s.upTo(divisors(world/(tp*cp)), s.r.Limits.MaxPP) {
 				dp := world / (tp * cp * pp)
-				if m.Layers%pp != 0 || s.r.GlobalBatch%dp != 0 {
+				if s.r.GlobalBatch%dp != 0 {
 					continue
 				}
 				base := layout.Layout{TP: tp, CP: cp, PP: pp, DP: dp, GlobalBatch: s.r.GlobalBatch,
 					Precision: s.r.Precision, SequenceParallel: s.seqPar && tp > 1}
+				if m.Layers%pp != 0 {
+					var ok bool
+					if base.FirstStageLayers, base.LastStageLayers, ok = balancedEnds(m.Layers, pp); !ok {
+						continue
+					}
+				}
 				out = s.appendVariants(out, base)
 			}
 		}
@@ -33,12 +39,39 @@ func (s *search) layouts(world int) []layout.Layout {
 	return out
 }
 
+// balancedEnds splits layers that pp does not divide as Llama 3 405B's
+// 126 on 16 stages are: the stages between hold ceil(layers/pp) each and
+// the first and last share what is left (7, 8 x 14, 7), so the pipeline's
+// pace is the even split's rounded up and the ends have room for the
+// embedding and the output layer. ok is false when too few layers are
+// left for both ends to hold one.
+func balancedEnds(layers, pp int) (first, last int, ok bool) {
+	mid := (layers + pp - 1) / pp
+	rest := layers - (pp-2)*mid
+	if pp < 2 || rest < 2 {
+		return 0, 0, false
+	}
+	first = rest / 2
+	return first, rest - first, true
+}
+
+func gcd(vals ...int) int {
+	g := 0
+	for _, v := range vals {
+		for v != 0 {
+			g, v = v, g%v
+		}
+	}
+	return g
+}
+
 // appendVariants adds every vp, micro-batch, sharding and recompute
 // choice of one set of degrees.
 func (s *search) appendVariants(out []layout.Layout, base layout.Layout) []layout.Layout {
 	vps := []int{1}
 	if base.PP > 1 {
-		vps = s.upTo(divisors(s.r.Model.Layers/base.PP), s.r.Limits.MaxVP)
+		counts, _ := layout.StageLayers(base, s.r.Model.Layers)
+		vps = s.upTo(divisors(gcd(counts...)), s.r.Limits.MaxVP)
 	}
 	maxMicro := s.r.Limits.MaxMicroBatch
 	if maxMicro <= 0 {

@@ -203,3 +203,59 @@ func BenchmarkSearch70BOn1024(b *testing.B) {
 		})
 	}
 }
+
+func TestBalancedEnds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		layers, pp, first, last int
+		ok                      bool
+	}{
+		{126, 16, 7, 7, true}, // Llama 3 405B's published split
+		{70, 12, 5, 5, true},  // BLOOM's
+		{30, 4, 7, 7, true},
+		{9, 4, 1, 2, true},
+		{33, 2, 16, 17, true},
+		{5, 4, 0, 0, false}, // the stages between take 4, leaving one
+	}
+	for _, tt := range tests {
+		first, last, ok := balancedEnds(tt.layers, tt.pp)
+		if first != tt.first || last != tt.last || ok != tt.ok {
+			t.Errorf("balancedEnds(%d, %d) = %d, %d, %v; want %d, %d, %v", tt.layers, tt.pp, first, last, ok, tt.first, tt.last, tt.ok)
+		}
+		if ok {
+			if _, valid := layout.StageLayers(layout.Layout{PP: tt.pp, FirstStageLayers: first, LastStageLayers: last}, tt.layers); !valid {
+				t.Errorf("balancedEnds(%d, %d) = %d, %d, which the layout rules refuse", tt.layers, tt.pp, first, last)
+			}
+		}
+	}
+}
+
+// TestSearchUnevenPipelines: a model whose layers pp does not divide is
+// still searched on that pp, its ends balanced, and the candidates pass
+// the layout rules.
+func TestSearchUnevenPipelines(t *testing.T) {
+	t.Parallel()
+	r := sevenB(t)
+	r.Model.Layers = 30 // 4 stages: 7, 8, 8, 7
+	s, err := newSearch(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, l := range s.layouts(8) {
+		if l.PP == 4 {
+			found = true
+			if l.FirstStageLayers != 7 || l.LastStageLayers != 7 || l.VP != 1 {
+				t.Errorf("pp 4 candidate %+v; want first and last stage layers 7, vp 1", l)
+			}
+		}
+	}
+	if !found {
+		t.Error("no pp = 4 candidate for 30 layers")
+	}
+	res, err := Search(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, r, res)
+}
