@@ -211,7 +211,7 @@ func TestBalancedEnds(t *testing.T) {
 		ok                      bool
 	}{
 		{126, 16, 7, 7, true}, // Llama 3 405B's published split
-		{70, 12, 5, 5, true},  // BLOOM's
+		{70, 12, 5, 5, true},
 		{30, 4, 7, 7, true},
 		{9, 4, 1, 2, true},
 		{33, 2, 16, 17, true},
