@@ -64,6 +64,13 @@ func resolveLayout(b *dsl.Layout) (*resolvedLayout, hcl.Diagnostics) {
 	r.Layout = l
 	if s.Auto != nil {
 		diags = append(diags, checkAuto(b)...)
+		for _, name := range []string{"first_stage_layers", "last_stage_layers"} {
+			if _, set := b.Ranges[name]; set {
+				diags = diags.Append(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Argument ignored by the layout search",
+					Detail:  fmt.Sprintf("Layout %q has an auto block, whose search chooses pp and balances the first and last stage's layers itself; remove %s, or remove the auto block and write the layout.", b.Name, name),
+					Subject: rangeOr(b.Ranges, name, b.DeclRange)})
+			}
+		}
 		return r, diags
 	}
 	for _, req := range []struct {
@@ -151,7 +158,7 @@ func copyInt(dst *int, src *int) {
 // layoutValue is what a workload sees for layout.NAME.
 func layoutValue(name string, l layout.Layout) cty.Value {
 	n := func(v int) cty.Value { return cty.NumberIntVal(int64(v)) }
-	return cty.ObjectVal(map[string]cty.Value{
+	attrs := map[string]cty.Value{
 		"name":              cty.StringVal(name),
 		"tp":                n(l.TP),
 		"pp":                n(l.PP),
@@ -167,7 +174,18 @@ func layoutValue(name string, l layout.Layout) cty.Value {
 		"precision":         cty.StringVal(l.Precision),
 		"world_size":        n(l.WorldSize()),
 		"grad_accumulation": n(l.GradAccumulation()),
-	})
+	}
+	// The stage layer counts reach the stage's plugin (the trainer places
+	// its layers by them) and so the stage's inputs: changing one changes
+	// the stage. Left out where unset, so that a layout with an even split
+	// keeps the inputs, and the applied stages, it had before they existed.
+	if l.FirstStageLayers != 0 {
+		attrs["first_stage_layers"] = n(l.FirstStageLayers)
+	}
+	if l.LastStageLayers != 0 {
+		attrs["last_stage_layers"] = n(l.LastStageLayers)
+	}
+	return cty.ObjectVal(attrs)
 }
 
 // findingDiagnostics turns layout rule findings into diagnostics pointing

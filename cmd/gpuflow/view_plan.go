@@ -65,7 +65,7 @@ func writeStageHuman(w io.Writer, sp *engine.StagePlan, pal *palette) {
 		row("", "micro %d, global %d (accumulate %d), recompute %s, sp %v, %s", l.MicroBatch, l.GlobalBatch,
 			l.GradAccumulation(), l.Recompute, l.SequenceParallel, l.Precision)
 		if m := sp.Model; m != nil && layout.Uneven(l.Layout) {
-			row("", "layers per pipeline stage: %s", stageLayersText(l.Layout, m.Layers))
+			row("", "layers per pipeline stage: %s", layout.StageLayersText(l.Layout, m.Layers))
 		}
 	}
 	if a := sp.AutoLayout; a != nil {
@@ -141,24 +141,4 @@ func writeAutoLayoutHuman(w io.Writer, a *engine.AutoLayoutPlan) {
 			l.TP, l.PP, l.DP, l.CP, l.VP, l.MicroBatch, l.ShardingStage(), l.Recompute,
 			c.Estimate.TokensPerS, gib(c.Estimate.Memory.Total), c.Estimate.CostUSD, c.Reason)
 	}
-}
-
-// stageLayersText lists a pipeline's layers per stage, runs of equal
-// stages folded: "7, 8 x 14, 7".
-func stageLayersText(l layout.Layout, layers int) string {
-	counts, _ := layout.StageLayers(l, layers)
-	var parts []string
-	for i := 0; i < len(counts); {
-		j := i
-		for j < len(counts) && counts[j] == counts[i] {
-			j++
-		}
-		if j-i > 1 {
-			parts = append(parts, fmt.Sprintf("%d x %d", counts[i], j-i))
-		} else {
-			parts = append(parts, fmt.Sprint(counts[i]))
-		}
-		i = j
-	}
-	return strings.Join(parts, ", ")
 }

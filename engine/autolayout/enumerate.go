@@ -41,18 +41,23 @@ func (s *search) layouts(world int) []layout.Layout {
 
 // balancedEnds splits layers that pp does not divide as Llama 3 405B's
 // 126 on 16 stages are: the stages between hold ceil(layers/pp) each and
-// the first and last share what is left (7, 8 x 14, 7), so the pipeline's
+// the first and last share what is left (7, 8 x 14, 7; an odd layer on the
+// first), so the pipeline's
 // pace is the even split's rounded up and the ends have room for the
 // embedding and the output layer. ok is false when too few layers are
 // left for both ends to hold one.
 func balancedEnds(layers, pp int) (first, last int, ok bool) {
-	mid := (layers + pp - 1) / pp
-	rest := layers - (pp-2)*mid
-	if pp < 2 || rest < 2 {
+	if pp < 2 {
 		return 0, 0, false
 	}
-	first = rest / 2
-	return first, rest - first, true
+	mid := (layers + pp - 1) / pp
+	rest := layers - (pp-2)*mid
+	if rest < 2 {
+		return 0, 0, false
+	}
+	// An odd layer goes to the first stage: the last runs the output layer.
+	last = rest / 2
+	return rest - last, last, true
 }
 
 func gcd(vals ...int) int {

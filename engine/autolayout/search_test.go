@@ -213,8 +213,9 @@ func TestBalancedEnds(t *testing.T) {
 		{126, 16, 7, 7, true}, // Llama 3 405B's published split
 		{70, 12, 5, 5, true},
 		{30, 4, 7, 7, true},
-		{9, 4, 1, 2, true},
-		{33, 2, 16, 17, true},
+		{9, 4, 2, 1, true},
+		{33, 2, 17, 16, true},
+		{8, 0, 0, 0, false},
 		{5, 4, 0, 0, false}, // the stages between take 4, leaving one
 	}
 	for _, tt := range tests {

@@ -183,13 +183,16 @@ type job struct {
 	adapterWidth float64
 	// adapted names the layer matrices with adapters (nil without LoRA).
 	adapted map[string]bool
-	layers  float64 // layers on the first stage
+	layers  float64 // layers per pipeline rank in the even split
 	// stageLayers are the layers on each pipeline rank (all equal to
 	// layers unless the layout sets first_stage_layers or
 	// last_stage_layers); slotLayers is the most of them, the stage
 	// that sets the pipeline's pace.
 	stageLayers []float64
 	slotLayers  float64
+	// unevenSplit: the ranks hold different numbers of layers (counts
+	// that equal the even share plan as the even split does).
+	unevenSplit bool
 	// rankAdapters is one layer's adapter parameters on a rank.
 	rankAdapters float64
 	micro        int // micro-batches per step per DP rank
@@ -246,7 +249,7 @@ func checkInput(in Input) error {
 		return fmt.Errorf("model shape has a non-positive dimension")
 	case s.Layers < l.PP*layout.VirtualStages(l):
 		return fmt.Errorf("%d layers cannot fill pp*vp = %d pipeline chunks", s.Layers, l.PP*layout.VirtualStages(l))
-	case layout.Uneven(l) && !unevenSplits(l, s.Layers):
+	case l.FirstStageLayers < 0 || l.LastStageLayers < 0 || (layout.Uneven(l) && !unevenSplits(l, s.Layers)):
 		return fmt.Errorf("%d layers do not split over pp = %d as first_stage_layers and last_stage_layers ask (run layout.Validate first)", s.Layers, l.PP)
 	case hw.GPU.TFLOPS[precision(l)] <= 0 || hw.GPU.TFLOPS[hardware.PrecisionBF16] <= 0:
 		return fmt.Errorf("%s has no dense %s rating to estimate with", hw.GPU.Model, precision(l))
@@ -286,12 +289,14 @@ func (j *job) countParams() error {
 		}
 	}
 	j.slotLayers = slices.Max(j.stageLayers)
+	j.unevenSplit = slices.Min(j.stageLayers) != j.slotLayers
 	t := float64(l.TP)
-	j.stageP = max(j.counts.PerLayer*j.stageLayers[0]+j.counts.Embedding, j.counts.PerLayer*j.slotLayers) / t
+	j.stageP = (j.counts.PerLayer*j.stageLayers[0] + j.counts.Embedding) / t
 	if l.PP == 1 {
 		j.stageP += (j.counts.Output + j.counts.Extra) / t
 	}
 	if j.in.LoRA == nil {
+		j.heaviestRank()
 		return nil
 	}
 	per, err := adapterParamsPerLayer(s, *j.in.LoRA)
@@ -302,8 +307,25 @@ func (j *job) countParams() error {
 	j.adapterWidth = per / float64(j.in.LoRA.Rank)
 	j.adapters = per * float64(s.Layers)
 	j.rankAdapters = adaptersOnRank(per, s, *j.in.LoRA, len(j.adapted), l.TP)
-	j.stageA = j.rankAdapters * j.slotLayers
+	j.stageA = j.rankAdapters * j.stageLayers[0]
+	j.heaviestRank()
 	return nil
+}
+
+// heaviestRank makes stageP and stageA the parameters of the pipeline
+// rank that holds the most, where the layout gives the first or last
+// stage its own count: its gradients are reduced and its optimizer steps
+// last. With an even split they stay the first stage's, as they always
+// were.
+func (j *job) heaviestRank() {
+	if !j.unevenSplit {
+		return
+	}
+	for _, r := range []int{1, j.l.PP - 1} {
+		if rk := j.rank(r); rk.params > j.stageP {
+			j.stageP, j.stageA = rk.params, rk.adapters
+		}
+	}
 }
 
 // adaptersOnRank is one layer's adapter parameters on one tensor-parallel
@@ -342,10 +364,10 @@ func (j *job) memory() Memory {
 			peak = m
 		}
 	}
-	if j.l.PP > 1 && layout.VirtualStages(j.l) == 1 {
+	if j.l.PP > 1 && (layout.VirtualStages(j.l) == 1 || j.unevenSplit) {
 		consider(j.rank(j.l.PP - 1))
 	}
-	if layout.Uneven(j.l) && j.l.PP > 2 {
+	if j.unevenSplit && j.l.PP > 2 {
 		consider(j.rank(1))
 	}
 	return peak
@@ -378,6 +400,11 @@ func (j *job) rank(r int) pipelineRank {
 		}
 	case r == j.l.PP-1:
 		rk.params, rk.last = j.lastStageParams(n), true
+		if vp := float64(layout.VirtualStages(j.l)); vp > 1 {
+			// Interleaved, the last rank too starts micro-batches ahead
+			// of its first backward (the warm-up below at r = pp - 1).
+			rk.inFlight = float64(j.l.PP) - float64(j.l.PP-1)/vp
+		}
 	default:
 		rk.params, rk.middle = j.counts.PerLayer*n/t, true
 		pp, vp := float64(j.l.PP), float64(layout.VirtualStages(j.l))

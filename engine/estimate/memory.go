@@ -120,11 +120,12 @@ type activationInput struct {
 	coeff      float64 // the framework's activation coefficient, maybe calibrated
 	micro      int     // micro-batches per step per DP rank
 	flashAttn  bool
-	layerCount float64 // layers on the first stage
+	layerCount float64 // layers on the pipeline rank being costed
 	// adapted names the matrices with LoRA adapters; nil trains all.
 	adapted map[string]bool
-	// lastStage is the last of several pipeline stages under plain 1F1B:
-	// one micro-batch in flight, and the output layer's input and logits.
+	// lastStage is the last of several pipeline stages: one micro-batch
+	// in flight under plain 1F1B (inFlight when set), and the output
+	// layer's input and logits.
 	lastStage bool
 	// middleStage is a pipeline stage between the first and the last:
 	// its layers alone, for inFlight micro-batches.
@@ -146,6 +147,8 @@ func activations(in activationInput) float64 {
 	sp := l.SequenceParallel && l.TP > 1
 	n := inFlight(l.PP, layout.VirtualStages(l), in.micro)
 	switch {
+	case in.lastStage && in.inFlight > 0:
+		n = in.inFlight
 	case in.lastStage:
 		n = 1
 	case in.middleStage:

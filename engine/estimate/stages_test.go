@@ -87,4 +87,31 @@ func TestStageLayers(t *testing.T) {
 			t.Errorf("weights %d, want more than the even split's %d: the second stage holds 12 layers", got.Memory.Weights, evenNone.Memory.Weights)
 		}
 	})
+
+	t.Run("a heavier last stage holds the weights and steps last", func(t *testing.T) {
+		t.Parallel()
+		in := stagesBase(30)
+		in.Layout.LastStageLayers = 12 // 9, 9, 12
+		got := mustCompute(t, in)
+		if got.Memory.Weights <= even.Memory.Weights || got.OptimizerS <= even.OptimizerS {
+			t.Errorf("weights %d and optimizer %.4f s; want both above the even split's %d and %.4f s (the last stage's 12 layers and output layer)",
+				got.Memory.Weights, got.OptimizerS, even.Memory.Weights, even.OptimizerS)
+		}
+	})
+
+	t.Run("interleaved, a heavy last stage holds the activations' peak", func(t *testing.T) {
+		t.Parallel()
+		in := stagesBase(32)
+		in.Hardware = builtinNodes("dgx-a100-80gb", 4)
+		in.Layout.PP, in.Layout.VP, in.Layout.GlobalBatch, in.Layout.Recompute = 4, 2, 16, layout.RecomputeNone
+		evenNone := mustCompute(t, in)                                // 8 layers a stage; the first holds 4 + 3/2 micro-batches
+		in.Layout.FirstStageLayers, in.Layout.LastStageLayers = 2, 18 // 2, 6, 6, 18
+		got := mustCompute(t, in)
+		perLayerMicro := float64(evenNone.Memory.Activations) / (8 * 5.5)
+		// The last rank: 18 layers x (4 - 3/2) micro-batches, and its logits.
+		if a := float64(got.Memory.Activations); a < 0.97*45*perLayerMicro {
+			t.Errorf("activations %.2f GiB; want at least the last stage's 18 layers x 2.5 micro-batches, %.2f GiB",
+				a/(1<<30), 45*perLayerMicro/(1<<30))
+		}
+	})
 }

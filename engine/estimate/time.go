@@ -67,11 +67,16 @@ func (j *job) time(e *Estimate) {
 	// The stage with the most layers sets the pace of the steady state;
 	// the fill and drain pass through every stage, the average one's time
 	// each.
-	p = j.slowestStage(p)
-	slotGPU := p.microCompute + p.tpExposed + p.pp + p.cpExposed + p.shardedExposedMicro
-	slot := j.microTime(slotGPU, j.hostTime()*j.slotLayers/j.layers)
-	e.StepTimeS = slot*m + micro*bubble + p.dpExposed + p.optimizer
-	e.HostWaitS = (slot-slotGPU)*m + (micro-gpu)*bubble
+	if j.slotLayers == j.layers {
+		e.StepTimeS = micro*(m+bubble) + p.dpExposed + p.optimizer
+		e.HostWaitS = (micro - gpu) * (m + bubble)
+	} else {
+		p = j.slowestStage(p)
+		slotGPU := p.microCompute + p.tpExposed + p.pp + p.cpExposed + p.shardedExposedMicro
+		slot := j.microTime(slotGPU, j.hostTime()*j.slotLayers/j.layers)
+		e.StepTimeS = slot*m + micro*bubble + p.dpExposed + p.optimizer
+		e.HostWaitS = (slot-slotGPU)*m + (micro-gpu)*bubble
+	}
 	if j.hostAhead() {
 		gpuStep := gpu*m + p.optimizer
 		e.StepTimeS = max(gpuStep, m*j.hostTime()+j.fw.HostSPerStepAlone)
@@ -99,9 +104,6 @@ func (j *job) time(e *Estimate) {
 // as they are with an even split).
 func (j *job) slowestStage(p stepParts) stepParts {
 	r := j.slotLayers / j.layers
-	if r == 1 {
-		return p
-	}
 	p.microCompute *= 1 + j.layerShare()*(r-1)
 	p.tp *= r
 	p.tpExposed *= r

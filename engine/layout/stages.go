@@ -1,6 +1,9 @@
 package layout
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Uneven reports whether the layout places its own layer counts on the
 // first or last pipeline stage.
@@ -16,7 +19,28 @@ func StageLayers(l Layout, layers int) (counts []int, ok bool) {
 	if l.PP < 1 {
 		return nil, false
 	}
-	return stageLayers(l, layers), checkStageLayers(l, layers) == ""
+	ok = checkStageLayers(l, layers) == "" && l.FirstStageLayers >= 0 && l.LastStageLayers >= 0 && !(Uneven(l) && l.PP == 1)
+	return stageLayers(l, layers), ok
+}
+
+// StageLayersText lists the layers per pipeline stage, runs of equal
+// stages folded: "7, 8 x 14, 7".
+func StageLayersText(l Layout, layers int) string {
+	counts, _ := StageLayers(l, layers)
+	var parts []string
+	for i := 0; i < len(counts); {
+		j := i
+		for j < len(counts) && counts[j] == counts[i] {
+			j++
+		}
+		if j-i > 1 {
+			parts = append(parts, fmt.Sprintf("%d x %d", counts[i], j-i))
+		} else {
+			parts = append(parts, fmt.Sprint(counts[i]))
+		}
+		i = j
+	}
+	return strings.Join(parts, ", ")
 }
 
 func stageLayers(l Layout, layers int) []int {
@@ -69,16 +93,48 @@ func checkStageLayers(l Layout, layers int) string {
 	case others == 0 && rest != 0:
 		return fmt.Sprintf("first_stage_layers = %d and last_stage_layers = %d place %d of the model's %d layers on its pp = %d stages; make them add up to %d.",
 			first, last, first+last, layers, l.PP, layers)
-	case others > 0 && (rest < others || rest%others != 0):
-		return fmt.Sprintf("%d layers less %s leave %d for the other %d stages, which do not split evenly; choose counts that leave a multiple of %d (at least %d).",
-			layers, setCounts(first, last), rest, others, others, others)
+	case others > 0 && rest < others:
+		return fmt.Sprintf("%s leave%s %d of the model's %d layers for the other %s, fewer than one each; set %s at most %d.",
+			setCounts(first, last), plural(first > 0 && last > 0, "", "s"), max(rest, 0), layers, stages(others), setNames(first, last), layers-others)
+	case others > 0 && rest%others != 0:
+		return fmt.Sprintf("%d layers less %s leave %d for the other %s, which do not split evenly; choose counts that leave a multiple of %d.",
+			layers, setCounts(first, last), rest, stages(others), others)
 	}
-	for i, n := range stageLayers(l, layers) {
-		if n%vp != 0 {
-			return fmt.Sprintf("stage %d holds %d layers, which do not split into vp = %d virtual stages; pick counts that are multiples of %d, or set vp = 1.", i, n, vp, vp)
+	counts := stageLayers(l, layers)
+	for i, n := range counts {
+		if n%vp == 0 {
+			continue
 		}
+		switch {
+		case i == 0 && first > 0:
+			return fmt.Sprintf("first_stage_layers = %d does not split into vp = %d virtual stages; pick a multiple of %d, or set vp = 1.", n, vp, vp)
+		case i == len(counts)-1 && last > 0:
+			return fmt.Sprintf("last_stage_layers = %d does not split into vp = %d virtual stages; pick a multiple of %d, or set vp = 1.", n, vp, vp)
+		}
+		return fmt.Sprintf("the stages between hold %d layers each, which do not split into vp = %d virtual stages; choose counts that leave a multiple of %d for the %s, or set vp = 1.",
+			n, vp, vp*others, stages(others))
 	}
 	return ""
+}
+
+func stages(n int) string { return fmt.Sprintf("%d stage%s", n, plural(n != 1, "s", "")) }
+
+func plural(many bool, yes, no string) string {
+	if many {
+		return yes
+	}
+	return no
+}
+
+// setNames names the counts the layout sets.
+func setNames(first, last int) string {
+	switch {
+	case first > 0 && last > 0:
+		return "their sum"
+	case first > 0:
+		return "first_stage_layers"
+	}
+	return "last_stage_layers"
 }
 
 func setCounts(first, last int) string {
@@ -91,8 +147,23 @@ func setCounts(first, last int) string {
 	return fmt.Sprintf("last_stage_layers = %d", last)
 }
 
-// stageLayersField is the argument a bad split is reported on.
+// stageLayersField is the argument a bad split is reported on: vp where
+// the counts split the layers but not into vp, else the count set.
 func stageLayersField(l Layout, layers int) string {
+	if Uneven(l) && VirtualStages(l) > 1 {
+		if _, _, rest, others := split(l, layers); others == 0 || (rest >= others && rest%others == 0) {
+			bad := false
+			for i, n := range stageLayers(l, layers) {
+				own := (i == 0 && l.FirstStageLayers > 0) || (i == l.PP-1 && l.LastStageLayers > 0)
+				if n%VirtualStages(l) != 0 && own {
+					bad = true
+				}
+			}
+			if !bad {
+				return "vp"
+			}
+		}
+	}
 	switch {
 	case l.FirstStageLayers > 0:
 		return "first_stage_layers"

@@ -86,6 +86,16 @@ func TestValidate(t *testing.T) {
 		}, hw: hgx(1)},
 		"stage layers without pp": {edit: func(l *Layout, _ *model.Shape) { l.LastStageLayers = 3 }, hw: hgx(1),
 			want: []ruleOf{{"stage-layers-require-pp", "error", "last_stage_layers"}}},
+		"stage layers above the model's": {edit: func(l *Layout, _ *model.Shape) { l.PP = 2; l.DP = 2; l.FirstStageLayers = 40 }, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
+		"stages between that vp does not split": {edit: func(l *Layout, _ *model.Shape) {
+			l.PP = 4
+			l.DP = 1
+			l.VP = 2
+			l.FirstStageLayers = 6
+			l.LastStageLayers = 8
+		}, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "vp"}}},
 		"negative stage layers": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = -1 }, hw: hgx(1),
 			want: []ruleOf{{"positive-degree", "error", "first_stage_layers"}}},
 		"global batch": {edit: func(l *Layout, _ *model.Shape) { l.GlobalBatch = 250 }, hw: hgx(1),

@@ -49,7 +49,11 @@ func checkCheckpoint(o, n *engine.StagePlan) *Checkpoint {
 			How: "only the weights can be carried over, by converting them; the optimizer state starts anew"}
 	}
 	ol, nl := o.Layout.Layout, n.Layout.Layout
-	if r := reshardReasons(ol, nl); len(r) > 0 {
+	layers := 0
+	if n.Model != nil {
+		layers = n.Model.Layers
+	}
+	if r := reshardReasons(ol, nl, layers); len(r) > 0 {
 		return &Checkpoint{Verdict: CheckpointReshard, Reasons: r, How: reshardHow(framework(n))}
 	}
 	reason := "tp, pp, vp, the layers per stage and the ZeRO/FSDP sharding are unchanged"
@@ -76,7 +80,7 @@ func incompatibility(o, n *engine.StagePlan) []string {
 }
 
 // reshardReasons applies the rule to two layouts.
-func reshardReasons(a, b layout.Layout) []string {
+func reshardReasons(a, b layout.Layout, layers int) []string {
 	var out []string
 	if a.TP != b.TP {
 		out = append(out, fmt.Sprintf("tp %d -> %d splits every weight matrix differently", a.TP, b.TP))
@@ -84,8 +88,10 @@ func reshardReasons(a, b layout.Layout) []string {
 	if a.PP != b.PP {
 		out = append(out, fmt.Sprintf("pp %d -> %d gives each pipeline rank other layers", a.PP, b.PP))
 	}
-	if s := stageLayerChanges(a, b); s != "" && a.PP == b.PP && a.PP > 1 {
-		out = append(out, s+" gives each pipeline rank other layers")
+	if a.PP == b.PP && a.PP > 1 {
+		if sa, sb := layout.StageLayersText(a, layers), layout.StageLayersText(b, layers); sa != sb {
+			out = append(out, fmt.Sprintf("layers per pipeline stage %s -> %s gives each pipeline rank other layers", sa, sb))
+		}
 	}
 	if va, vb := layout.VirtualStages(a), layout.VirtualStages(b); va != vb && max(a.PP, b.PP) > 1 {
 		out = append(out, fmt.Sprintf("vp %d -> %d regroups the layers each pipeline rank holds", va, vb))
@@ -151,23 +157,4 @@ func framework(sp *engine.StagePlan) string {
 		return body.Framework
 	}
 	return estimate.DefaultFramework
-}
-
-// stageLayerChanges names the stage layer counts that differ,
-// "first_stage_layers even -> 7", or "".
-func stageLayerChanges(a, b layout.Layout) string {
-	count := func(n int) string {
-		if n == 0 {
-			return "even"
-		}
-		return fmt.Sprint(n)
-	}
-	var parts []string
-	if a.FirstStageLayers != b.FirstStageLayers {
-		parts = append(parts, fmt.Sprintf("first_stage_layers %s -> %s", count(a.FirstStageLayers), count(b.FirstStageLayers)))
-	}
-	if a.LastStageLayers != b.LastStageLayers {
-		parts = append(parts, fmt.Sprintf("last_stage_layers %s -> %s", count(a.LastStageLayers), count(b.LastStageLayers)))
-	}
-	return strings.Join(parts, ", ")
 }
