@@ -445,6 +445,7 @@ def keep_stage(model: Transformer, stage: int, stages: int, sizes=None):
     first and last stages start from one value and sum their gradients of
     it (parallel.TiedStages)."""
     sizes = sizes or [model.args.layers // stages] * stages
+    assert len(sizes) == stages and sum(sizes) == model.args.layers, (sizes, stages, model.args.layers)
     start = sum(sizes[:stage])
     keep = {str(i) for i in range(start, start + sizes[stage])}
     for name in list(model.layers.keys()):

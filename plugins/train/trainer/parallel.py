@@ -23,6 +23,7 @@ import torch.nn.functional as F
 
 import fp8tp
 import model as M
+from report import TrainerError
 
 
 def build_mesh(layout, device_type="cuda"):
@@ -50,12 +51,18 @@ def chunk_layers(layers, pp, vp, first=0, last=0):
     """The layers of each model chunk in the model's order. Chunk c runs on
     pipeline rank c % pp, which holds `first` layers (rank 0), `last`
     (the last rank) or an even share of what they leave (zero: no count of
-    its own), split evenly over the rank's vp chunks; as gpuflow's layout
-    rules check, every share divides."""
+    its own), split evenly over the rank's vp chunks. A split that would
+    drop or invent a layer (gpuflow's layout rules refuse it before the
+    trainer starts; a config written by hand may not) is a TrainerError."""
     own = {0: first, pp - 1: last} if pp > 1 else {}
     own = {r: n for r, n in own.items() if n > 0}
     rest = (layers - sum(own.values())) // (pp - len(own)) if pp > len(own) else 0
     ranks = [own.get(r, rest) for r in range(pp)]
+    if sum(ranks) != layers or min(ranks) < 1 or any(n % vp for n in ranks):
+        raise TrainerError("Layers do not split over the pipeline",
+                           f"{layers} layers on pp = {pp}, vp = {vp} with first_stage_layers = {first} and last_stage_layers = "
+                           f"{last} give stages of {ranks} layers; every layer must sit on one stage, each stage hold at "
+                           f"least one, and each stage's count divide by vp. Change the counts, pp or vp.")
     return [ranks[c % pp] // vp for c in range(pp * vp)]
 
 

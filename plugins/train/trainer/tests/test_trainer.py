@@ -232,11 +232,34 @@ class ModelTest(unittest.TestCase):
         tokens = torch.randint(0, 512, (2, 64))
         torch.testing.assert_close(last(first(tokens)), whole(tokens))
 
+    def test_interleaved_uneven_chunks_chain_to_the_whole_model(self):
+        import copy
+        args = dataclasses.replace(self.args, layers=6)
+        whole = M.Transformer(args)
+        M.init_full(whole, 5, "cpu")
+        sizes = parallel.chunk_layers(6, 2, 2, first=2)  # rank 0: 2 layers, rank 1: 4, each over 2 chunks
+        self.assertEqual(sizes, [1, 2, 1, 2])
+        chunks = [M.keep_stage(copy.deepcopy(whole), c, 4, sizes) for c in range(4)]
+        self.assertEqual([list(c.layers.keys()) for c in chunks], [["0"], ["1", "2"], ["3"], ["4", "5"]])
+        tokens = torch.randint(0, 512, (2, 64))
+        x = tokens
+        for c in chunks:
+            x = c(x)
+        torch.testing.assert_close(x, whole(tokens))
+
     def test_chunk_layers_follow_the_layout(self):
         cases = {(126, 16, 1, 7, 7): [7] + [8] * 14 + [7], (70, 12, 1, 5, 5): [5] + [6] * 10 + [5],
-                 (12, 2, 2, 4, 8): [2, 4, 2, 4], (8, 4, 2, 0, 0): [1] * 8, (8, 3, 1, 0, 4): [2, 2, 4]}
+                 (12, 2, 2, 4, 8): [2, 4, 2, 4], (8, 4, 2, 0, 0): [1] * 8, (8, 3, 1, 0, 4): [2, 2, 4],
+                 (14, 3, 2, 2, 0): [1, 3, 3, 1, 3, 3], (125, 16, 1, 6, 7): [6] + [8] * 14 + [7]}
         for (layers, pp, vp, first, last), want in cases.items():
             self.assertEqual(parallel.chunk_layers(layers, pp, vp, first, last), want, (layers, pp, vp, first, last))
+
+    def test_chunk_layers_refuse_a_split_that_loses_layers(self):
+        # 4 on two stages of one each; a rest that does not divide; a
+        # stage of one layer over vp 2; nothing left for the stage between.
+        for layers, pp, vp, first, last in ((4, 2, 1, 1, 1), (8, 3, 1, 1, 0), (6, 2, 2, 1, 0), (8, 3, 1, 4, 4)):
+            with self.assertRaises(R.TrainerError, msg=(layers, pp, vp, first, last)):
+                parallel.chunk_layers(layers, pp, vp, first, last)
 
     def test_tied_last_stage_projects_with_the_embedding(self):
         import copy
@@ -860,19 +883,19 @@ class ValidationLayoutsTest(unittest.TestCase):
 
 class UnevenPipelineTest(unittest.TestCase):
     """A pipeline whose stages hold different numbers of layers trains as
-    one rank does, on CPU ranks over gloo: three layers on two stages, one
-    and two (first_stage_layers = 1), and two and one (last_stage_layers =
-    1), where a two-layer model, what a split that lost a layer would
-    train, departs beyond the tolerance."""
+    one rank does, on CPU ranks over gloo: six layers on two stages, one
+    and five (first_stage_layers = 1), five and one (last_stage_layers =
+    1), and two and four interleaved over vp = 2 (chunks of 1, 2, 1, 2
+    layers). A five-layer model departs from the six-layer one beyond the
+    tolerance, so the comparison tells the depth apart."""
 
     def test_uneven_stages_train_alike(self):
         from concurrent.futures import ThreadPoolExecutor
         work = tempfile.mkdtemp()
         write_shard(work + "/data", markov_docs(512, 40, 400, 4))
-        # "two layers" is the control: a stage split that dropped a layer
-        # would train it, and the tolerance below must tell it apart.
-        layouts = {"single": (3, {}), "pp2-1+2": (3, {"pp": 2, "first_stage_layers": 1}),
-                   "pp2-2+1": (3, {"pp": 2, "last_stage_layers": 1}), "two layers": (2, {})}
+        layouts = {"single": (6, {}), "pp2-1+5": (6, {"pp": 2, "first_stage_layers": 1}),
+                   "pp2-5+1": (6, {"pp": 2, "last_stage_layers": 1}),
+                   "pp2-vp2-2+4": (6, {"pp": 2, "vp": 2, "first_stage_layers": 2}), "five layers": (5, {})}
 
         def run(name):
             layers, layout = layouts[name]
@@ -885,9 +908,10 @@ class UnevenPipelineTest(unittest.TestCase):
         with ThreadPoolExecutor(len(layouts)) as pool:
             losses = dict(zip(layouts, pool.map(run, layouts)))
         want = losses.pop("single")
-        control = losses.pop("two layers")
+        control = losses.pop("five layers")
         self.assertEqual(sorted(want), [1, 2, 3])
-        self.assertGreater(max(abs(control[k] - want[k]) / want[k] for k in want), 1e-3, (control, want))
+        departure = max(abs(control[k] - want[k]) / want[k] for k in want)
+        self.assertGreater(departure, 1e-3, (control, want))
         for name, got in losses.items():
             self.assertEqual(sorted(got), [1, 2, 3], name)
             for step in got:
