@@ -193,8 +193,10 @@ type job struct {
 	// unevenSplit: the ranks hold different numbers of layers (counts
 	// that equal the even share plan as the even split does).
 	unevenSplit bool
-	// rankAdapters is one layer's adapter parameters on a rank.
+	// rankAdapters is one layer's adapter parameters on a rank;
+	// heavyLayers the layers of the rank stageP and stageA describe.
 	rankAdapters float64
+	heavyLayers  float64
 	micro        int // micro-batches per step per DP rank
 	flops        flops
 	links        *links
@@ -290,6 +292,7 @@ func (j *job) countParams() error {
 	}
 	j.slotLayers = slices.Max(j.stageLayers)
 	j.unevenSplit = slices.Min(j.stageLayers) != j.slotLayers
+	j.heavyLayers = j.stageLayers[0]
 	t := float64(l.TP)
 	j.stageP = (j.counts.PerLayer*j.stageLayers[0] + j.counts.Embedding) / t
 	if l.PP == 1 {
@@ -313,19 +316,27 @@ func (j *job) countParams() error {
 }
 
 // heaviestRank makes stageP and stageA the parameters of the pipeline
-// rank that holds the most, where the layout gives the first or last
-// stage its own count: its gradients are reduced and its optimizer steps
-// last. With an even split they stay the first stage's, as they always
-// were.
+// rank that trains the most (adapters under LoRA, weights otherwise),
+// where the layout gives the first or last stage a count of its own: its
+// gradients are reduced and its optimizer steps last. With an even split
+// they stay the first stage's, as they always were.
 func (j *job) heaviestRank() {
 	if !j.unevenSplit {
 		return
 	}
+	trained := func(rk pipelineRank) float64 {
+		if j.in.LoRA != nil {
+			return rk.adapters
+		}
+		return rk.params
+	}
+	best := j.rank(0)
 	for _, r := range []int{1, j.l.PP - 1} {
-		if rk := j.rank(r); rk.params > j.stageP {
-			j.stageP, j.stageA = rk.params, rk.adapters
+		if rk := j.rank(r); trained(rk) > trained(best) {
+			best = rk
 		}
 	}
+	j.stageP, j.stageA, j.heavyLayers = best.params, best.adapters, best.layers
 }
 
 // adaptersOnRank is one layer's adapter parameters on one tensor-parallel
@@ -354,9 +365,10 @@ func (j *job) dataShards() int { return j.l.DP * j.l.CP }
 
 // memory is the most loaded GPU's peak: the first pipeline stage's, or
 // under plain 1F1B the last stage's where its output layer and logits
-// outweigh the first stage's micro-batches in flight, or, where the
-// layout puts fewer layers on the first stage, the second stage's (the
-// most micro-batches in flight of the stages between).
+// outweigh the first stage's micro-batches in flight; where the layout's
+// own counts make the ranks' layers differ, the largest of the first,
+// second (the most micro-batches in flight of the stages between) and
+// last stage's, interleaved or not.
 func (j *job) memory() Memory {
 	peak := j.stageMemory(j.rank(0))
 	consider := func(r pipelineRank) {
@@ -375,7 +387,8 @@ func (j *job) memory() Memory {
 
 // pipelineRank is what one pipeline rank holds: its layers, its
 // parameters before DP sharding (split over TP), where it sits, and the
-// micro-batches it keeps in flight (zero: the first stage's count).
+// micro-batches it keeps in flight (zero: the first stage's count, or one
+// for the last stage).
 type pipelineRank struct {
 	layers, params, adapters float64
 	last, middle             bool

@@ -46,9 +46,9 @@ func (j *job) forwardWeights() (held, gathered float64) {
 	if j.l.ShardingStage() < 3 || j.dataShards() < 2 {
 		return whole, 0
 	}
-	layers := j.counts.PerLayer * j.layers / float64(j.l.TP)
+	layers := j.counts.PerLayer * j.heavyLayers / float64(j.l.TP)
 	root := (j.stageP - layers) * forwardWeightBytes
-	layer := (layers + j.stageA) / j.layers * forwardWeightBytes
+	layer := (layers + j.stageA) / j.heavyLayers * forwardWeightBytes
 	return whole / float64(j.dataShards()), root + 2*layer
 }
 

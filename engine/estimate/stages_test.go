@@ -114,4 +114,16 @@ func TestStageLayers(t *testing.T) {
 				a/(1<<30), 45*perLayerMicro/(1<<30))
 		}
 	})
+
+	t.Run("under LoRA the rank with the most adapters steps last", func(t *testing.T) {
+		t.Parallel()
+		in := stagesBase(30)
+		in.LoRA = &LoRA{Rank: 16, Targets: []string{"all-linear"}}
+		evenLoRA := mustCompute(t, in)
+		in.Layout.FirstStageLayers = 8 // 8, 11, 11: the first holds the embedding, the others more adapters
+		got := mustCompute(t, in)
+		if !within(got.OptimizerS, evenLoRA.OptimizerS*11/10, 0.01) {
+			t.Errorf("optimizer %.5f s; want the 11-layer rank's adapters, 11/10 of the even split's %.5f s", got.OptimizerS, evenLoRA.OptimizerS)
+		}
+	})
 }

@@ -19,7 +19,8 @@ func StageLayers(l Layout, layers int) (counts []int, ok bool) {
 	if l.PP < 1 {
 		return nil, false
 	}
-	ok = checkStageLayers(l, layers) == "" && l.FirstStageLayers >= 0 && l.LastStageLayers >= 0 && !(Uneven(l) && l.PP == 1)
+	msg, _ := checkStageLayers(l, layers)
+	ok = msg == "" && l.FirstStageLayers >= 0 && l.LastStageLayers >= 0 && !(Uneven(l) && l.PP == 1)
 	return stageLayers(l, layers), ok
 }
 
@@ -75,49 +76,67 @@ func split(l Layout, layers int) (first, last, rest, others int) {
 }
 
 // checkStageLayers is what is wrong with the layout's split of layers
-// over its stages, or "".
-func checkStageLayers(l Layout, layers int) string {
+// over its stages ("" when nothing), and the argument to change.
+func checkStageLayers(l Layout, layers int) (msg, field string) {
 	vp := VirtualStages(l)
 	if Uneven(l) && l.PP == 1 {
-		return "" // stage-layers-require-pp reports it
+		return "", "" // stage-layers-require-pp reports it
 	}
 	if !Uneven(l) {
 		if stages := l.PP * vp; layers%stages != 0 {
+			field = "pp"
+			if vp > 1 && layers%l.PP == 0 {
+				field = "vp"
+			}
 			return fmt.Sprintf("%d layers do not split evenly into pp*vp = %d*%d = %d model chunks; pick pp and vp whose product divides %d, or set first_stage_layers and last_stage_layers.",
-				layers, l.PP, vp, stages, layers)
+				layers, l.PP, vp, stages, layers), field
 		}
-		return ""
+		return "", ""
 	}
 	first, last, rest, others := split(l, layers)
+	field = setField(first)
 	switch {
 	case others == 0 && rest != 0:
 		return fmt.Sprintf("first_stage_layers = %d and last_stage_layers = %d place %d of the model's %d layers on its pp = %d stages; make them add up to %d.",
-			first, last, first+last, layers, l.PP, layers)
+			first, last, first+last, layers, l.PP, layers), field
 	case others > 0 && rest < others:
-		return fmt.Sprintf("%s leave%s %d of the model's %d layers for the other %s, fewer than one each; set %s at most %d.",
-			setCounts(first, last), plural(first > 0 && last > 0, "", "s"), max(rest, 0), layers, stages(others), setNames(first, last), layers-others)
+		return fmt.Sprintf("%s leave%s %d of the model's %d layers for %s, fewer than one layer%s; set %s at most %d.",
+			setCounts(first, last), plural(first > 0 && last > 0, "", "s"), max(rest, 0), layers, theOther(others), plural(others > 1, " each", ""), setNames(first, last), layers-others), field
 	case others > 0 && rest%others != 0:
-		return fmt.Sprintf("%d layers less %s leave %d for the other %s, which do not split evenly; choose counts that leave a multiple of %d.",
-			layers, setCounts(first, last), rest, stages(others), others)
+		return fmt.Sprintf("%d layers less %s leave %d for %s, which do not split evenly; choose counts that leave a multiple of %d.",
+			layers, setCounts(first, last), rest, theOther(others), others), field
 	}
-	counts := stageLayers(l, layers)
-	for i, n := range counts {
-		if n%vp == 0 {
-			continue
-		}
-		switch {
-		case i == 0 && first > 0:
-			return fmt.Sprintf("first_stage_layers = %d does not split into vp = %d virtual stages; pick a multiple of %d, or set vp = 1.", n, vp, vp)
-		case i == len(counts)-1 && last > 0:
-			return fmt.Sprintf("last_stage_layers = %d does not split into vp = %d virtual stages; pick a multiple of %d, or set vp = 1.", n, vp, vp)
-		}
-		return fmt.Sprintf("the stages between hold %d layers each, which do not split into vp = %d virtual stages; choose counts that leave a multiple of %d for the %s, or set vp = 1.",
-			n, vp, vp*others, stages(others))
+	// The counts split the layers; each stage must split over vp too, the
+	// user's own counts first.
+	if first > 0 && first%vp != 0 {
+		return fmt.Sprintf("first_stage_layers = %d does not split into vp = %d virtual stages; pick a multiple of %d, or set vp = 1.", first, vp, vp), "first_stage_layers"
 	}
-	return ""
+	if last > 0 && last%vp != 0 {
+		return fmt.Sprintf("last_stage_layers = %d does not split into vp = %d virtual stages; pick a multiple of %d, or set vp = 1.", last, vp, vp), "last_stage_layers"
+	}
+	if others > 0 && (rest/others)%vp != 0 {
+		return fmt.Sprintf("%s hold%s %d layers each, which do not split into vp = %d virtual stages; choose counts that leave a multiple of %d for them, or set vp = 1.",
+			theOther(others), plural(others > 1, "", "s"), rest/others, vp, vp*others), "vp"
+	}
+	return "", ""
 }
 
-func stages(n int) string { return fmt.Sprintf("%d stage%s", n, plural(n != 1, "s", "")) }
+// setField is the count a split that misses is reported on: the first
+// stage's where the layout sets it, else the last's.
+func setField(first int) string {
+	if first > 0 {
+		return "first_stage_layers"
+	}
+	return "last_stage_layers"
+}
+
+// theOther names the stages without a count of their own.
+func theOther(n int) string {
+	if n == 1 {
+		return "the other stage"
+	}
+	return fmt.Sprintf("the other %d stages", n)
+}
 
 func plural(many bool, yes, no string) string {
 	if many {
@@ -145,32 +164,4 @@ func setCounts(first, last int) string {
 		return fmt.Sprintf("first_stage_layers = %d", first)
 	}
 	return fmt.Sprintf("last_stage_layers = %d", last)
-}
-
-// stageLayersField is the argument a bad split is reported on: vp where
-// the counts split the layers but not into vp, else the count set.
-func stageLayersField(l Layout, layers int) string {
-	if Uneven(l) && VirtualStages(l) > 1 {
-		if _, _, rest, others := split(l, layers); others == 0 || (rest >= others && rest%others == 0) {
-			bad := false
-			for i, n := range stageLayers(l, layers) {
-				own := (i == 0 && l.FirstStageLayers > 0) || (i == l.PP-1 && l.LastStageLayers > 0)
-				if n%VirtualStages(l) != 0 && own {
-					bad = true
-				}
-			}
-			if !bad {
-				return "vp"
-			}
-		}
-	}
-	switch {
-	case l.FirstStageLayers > 0:
-		return "first_stage_layers"
-	case l.LastStageLayers > 0:
-		return "last_stage_layers"
-	case VirtualStages(l) > 1 && layers%l.PP == 0:
-		return "vp"
-	}
-	return "pp"
 }

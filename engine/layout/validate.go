@@ -185,8 +185,8 @@ func checkDivisibility(l Layout, s model.Shape) []Finding {
 		fs = append(fs, errorf("kv-heads-divisible", "tp",
 			"%d key/value heads do not split evenly over tp = %d; pick a tp that divides %d.", s.KVHeads, l.TP, s.KVHeads))
 	}
-	if msg := checkStageLayers(l, s.Layers); msg != "" {
-		fs = append(fs, errorf("layers-divisible", stageLayersField(l, s.Layers), "%s", msg))
+	if msg, field := checkStageLayers(l, s.Layers); msg != "" {
+		fs = append(fs, errorf("layers-divisible", field, "%s", msg))
 	}
 	if per := l.MicroBatch * l.DP; l.GlobalBatch%per != 0 {
 		fs = append(fs, errorf("global-batch-divisible", "global_batch",

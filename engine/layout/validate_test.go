@@ -96,6 +96,16 @@ func TestValidate(t *testing.T) {
 			l.LastStageLayers = 8
 		}, hw: hgx(1),
 			want: []ruleOf{{"layers-divisible", "error", "vp"}}},
+		"last stage layers over vp": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.VP = 2; l.LastStageLayers = 5 }, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "last_stage_layers"}}},
+		"two stages whose counts miss, interleaved": {edit: func(l *Layout, _ *model.Shape) {
+			l.PP = 2
+			l.DP = 2
+			l.VP = 2
+			l.FirstStageLayers = 4
+			l.LastStageLayers = 4
+		}, hw: hgx(1),
+			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
 		"negative stage layers": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = -1 }, hw: hgx(1),
 			want: []ruleOf{{"positive-degree", "error", "first_stage_layers"}}},
 		"global batch": {edit: func(l *Layout, _ *model.Shape) { l.GlobalBatch = 250 }, hw: hgx(1),

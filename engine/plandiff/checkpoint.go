@@ -89,8 +89,8 @@ func reshardReasons(a, b layout.Layout, layers int) []string {
 		out = append(out, fmt.Sprintf("pp %d -> %d gives each pipeline rank other layers", a.PP, b.PP))
 	}
 	if a.PP == b.PP && a.PP > 1 {
-		if sa, sb := layout.StageLayersText(a, layers), layout.StageLayersText(b, layers); sa != sb {
-			out = append(out, fmt.Sprintf("layers per pipeline stage %s -> %s gives each pipeline rank other layers", sa, sb))
+		if r := stageLayerChange(a, b, layers); r != "" {
+			out = append(out, r)
 		}
 	}
 	if va, vb := layout.VirtualStages(a), layout.VirtualStages(b); va != vb && max(a.PP, b.PP) > 1 {
@@ -157,4 +157,22 @@ func framework(sp *engine.StagePlan) string {
 		return body.Framework
 	}
 	return estimate.DefaultFramework
+}
+
+// stageLayerChange says how the layers per pipeline stage change, or "":
+// by the splits where the model's layers are known, else by the
+// arguments.
+func stageLayerChange(a, b layout.Layout, layers int) string {
+	if layers > 0 {
+		sa, sb := layout.StageLayersText(a, layers), layout.StageLayersText(b, layers)
+		if sa == sb {
+			return ""
+		}
+		return fmt.Sprintf("layers per pipeline stage %s -> %s gives each pipeline rank other layers", sa, sb)
+	}
+	if a.FirstStageLayers == b.FirstStageLayers && a.LastStageLayers == b.LastStageLayers {
+		return ""
+	}
+	return fmt.Sprintf("first_stage_layers %d -> %d, last_stage_layers %d -> %d (0: the even share) give each pipeline rank other layers",
+		a.FirstStageLayers, b.FirstStageLayers, a.LastStageLayers, b.LastStageLayers)
 }

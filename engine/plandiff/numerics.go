@@ -41,6 +41,7 @@ var performanceOnly = map[string]bool{
 	"layout.name": true, "layout.tp": true, "layout.pp": true, "layout.dp": true, "layout.cp": true, "layout.vp": true,
 	"layout.zero": true, "layout.fsdp": true, "layout.micro_batch": true, "layout.grad_accumulation": true,
 	"layout.recompute": true, "layout.sequence_parallel": true, "layout.world_size": true,
+	"layout.first_stage_layers": true, "layout.last_stage_layers": true,
 }
 
 // reportedElsewhere are argument paths the named checks already cover.
