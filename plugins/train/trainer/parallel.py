@@ -58,7 +58,7 @@ def chunk_layers(layers, pp, vp, first=0, last=0):
     own = {r: n for r, n in own.items() if n > 0}
     rest = (layers - sum(own.values())) // (pp - len(own)) if pp > len(own) else 0
     ranks = [own.get(r, rest) for r in range(pp)]
-    if sum(ranks) != layers or min(ranks) < 1 or any(n % vp for n in ranks):
+    if first < 0 or last < 0 or sum(ranks) != layers or min(ranks) < 1 or any(n % vp for n in ranks):
         raise TrainerError("Layers do not split over the pipeline",
                            f"{layers} layers on pp = {pp}, vp = {vp} with first_stage_layers = {first} and last_stage_layers = "
                            f"{last} give stages of {ranks} layers; every layer must sit on one stage, each stage hold at "

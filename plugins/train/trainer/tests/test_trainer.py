@@ -256,8 +256,9 @@ class ModelTest(unittest.TestCase):
 
     def test_chunk_layers_refuse_a_split_that_loses_layers(self):
         # 4 on two stages of one each; a rest that does not divide; a
-        # stage of one layer over vp 2; nothing left for the stage between.
-        for layers, pp, vp, first, last in ((4, 2, 1, 1, 1), (8, 3, 1, 1, 0), (6, 2, 2, 1, 0), (8, 3, 1, 4, 4)):
+        # stage of one layer over vp 2; nothing left for the stage between;
+        # a negative count.
+        for layers, pp, vp, first, last in ((4, 2, 1, 1, 1), (8, 3, 1, 1, 0), (6, 2, 2, 1, 0), (8, 3, 1, 4, 4), (8, 2, 1, -1, 0)):
             with self.assertRaises(R.TrainerError, msg=(layers, pp, vp, first, last)):
                 parallel.chunk_layers(layers, pp, vp, first, last)
 
