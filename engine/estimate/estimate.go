@@ -227,10 +227,11 @@ func newJob(in Input) (*job, error) {
 			return nil, err
 		}
 	}
+	// Before the counts: a pipeline rank's micro-batches in flight read it.
+	j.micro = max(1, in.Layout.GradAccumulation())
 	if err := j.countParams(); err != nil {
 		return nil, err
 	}
-	j.micro = max(1, in.Layout.GradAccumulation())
 	j.flops = j.countFLOPs(j.lookups())
 	j.links = &links{hw: in.Hardware, cal: in.Calibration, calibrated: map[string]bool{}}
 	if c, ok := in.Calibration.Activation(fw.Name); ok {
@@ -251,12 +252,18 @@ func checkInput(in Input) error {
 		return fmt.Errorf("model shape has a non-positive dimension")
 	case s.Layers < l.PP*layout.VirtualStages(l):
 		return fmt.Errorf("%d layers cannot fill pp*vp = %d pipeline chunks", s.Layers, l.PP*layout.VirtualStages(l))
-	case l.FirstStageLayers < 0 || l.LastStageLayers < 0 || (layout.Uneven(l) && !unevenSplits(l, s.Layers)):
+	case l.FirstStageLayers < 0 || l.LastStageLayers < 0 || (layout.Uneven(l) && !splits(l, s.Layers)):
 		return fmt.Errorf("%d layers do not split over pp = %d as first_stage_layers and last_stage_layers ask (run layout.Validate first)", s.Layers, l.PP)
 	case hw.GPU.TFLOPS[precision(l)] <= 0 || hw.GPU.TFLOPS[hardware.PrecisionBF16] <= 0:
 		return fmt.Errorf("%s has no dense %s rating to estimate with", hw.GPU.Model, precision(l))
 	}
 	return nil
+}
+
+// splits reports whether the layout's stage layer counts split the layers.
+func splits(l layout.Layout, layers int) bool {
+	_, ok := layout.StageLayers(l, layers)
+	return ok
 }
 
 func precision(l layout.Layout) string {
@@ -266,74 +273,56 @@ func precision(l layout.Layout) string {
 	return l.Precision
 }
 
-func unevenSplits(l layout.Layout, layers int) bool {
-	_, ok := layout.StageLayers(l, layers)
-	return ok
-}
-
-// countParams counts the model and what the most loaded GPU holds of it:
-// the first pipeline stage's layers plus the input embedding, or a later
-// stage's where it holds more layers, and with one stage the output layer
-// too, all split over TP.
+// countParams counts the model, each pipeline rank's layers, and what the
+// most loaded GPU holds (loadedRank).
 func (j *job) countParams() error {
 	s, l := j.in.Model, j.l
 	j.counts = Count(s)
 	j.params = j.counts.Total(s.Layers)
 	j.layers = float64(s.Layers) / float64(l.PP)
 	j.stageLayers = make([]float64, l.PP)
+	counts, _ := layout.StageLayers(l, s.Layers)
 	for i := range j.stageLayers {
-		j.stageLayers[i] = j.layers
-	}
-	if layout.Uneven(l) {
-		counts, _ := layout.StageLayers(l, s.Layers)
-		for i, n := range counts {
-			j.stageLayers[i] = float64(n)
+		j.stageLayers[i] = j.layers // an even split, fractional where pp does not divide
+		if layout.Uneven(l) {
+			j.stageLayers[i] = float64(counts[i])
 		}
 	}
 	j.slotLayers = slices.Max(j.stageLayers)
 	j.unevenSplit = slices.Min(j.stageLayers) != j.slotLayers
-	j.heavyLayers = j.stageLayers[0]
-	t := float64(l.TP)
-	j.stageP = (j.counts.PerLayer*j.stageLayers[0] + j.counts.Embedding) / t
-	if l.PP == 1 {
-		j.stageP += (j.counts.Output + j.counts.Extra) / t
+	if j.in.LoRA != nil {
+		per, err := adapterParamsPerLayer(s, *j.in.LoRA)
+		if err != nil {
+			return err
+		}
+		j.adapted = adaptedMatrices(s, j.in.LoRA.Targets)
+		j.adapterWidth = per / float64(j.in.LoRA.Rank)
+		j.adapters = per * float64(s.Layers)
+		j.rankAdapters = adaptersOnRank(per, s, *j.in.LoRA, len(j.adapted), l.TP)
 	}
-	if j.in.LoRA == nil {
-		j.heaviestRank()
-		return nil
-	}
-	per, err := adapterParamsPerLayer(s, *j.in.LoRA)
-	if err != nil {
-		return err
-	}
-	j.adapted = adaptedMatrices(s, j.in.LoRA.Targets)
-	j.adapterWidth = per / float64(j.in.LoRA.Rank)
-	j.adapters = per * float64(s.Layers)
-	j.rankAdapters = adaptersOnRank(per, s, *j.in.LoRA, len(j.adapted), l.TP)
-	j.stageA = j.rankAdapters * j.stageLayers[0]
-	j.heaviestRank()
+	j.loadedRank()
 	return nil
 }
 
-// heaviestRank makes stageP and stageA the parameters of the pipeline
-// rank that trains the most (adapters under LoRA, weights otherwise),
-// where the layout gives the first or last stage a count of its own: its
-// gradients are reduced and its optimizer steps last. With an even split
-// they stay the first stage's, as they always were.
-func (j *job) heaviestRank() {
-	if !j.unevenSplit {
-		return
-	}
+// loadedRank makes stageP, stageA and heavyLayers those of the most loaded
+// GPU: the first pipeline stage (its layers, the input embedding, and with
+// one stage the output layer too, split over TP), or, where the layout's
+// own counts make the ranks' layers differ, the rank that trains the most
+// (adapters under LoRA, weights otherwise): its gradients are reduced and
+// its optimizer steps last.
+func (j *job) loadedRank() {
+	best := j.rank(0)
 	trained := func(rk pipelineRank) float64 {
 		if j.in.LoRA != nil {
 			return rk.adapters
 		}
 		return rk.params
 	}
-	best := j.rank(0)
-	for _, r := range []int{1, j.l.PP - 1} {
-		if rk := j.rank(r); trained(rk) > trained(best) {
-			best = rk
+	if j.unevenSplit {
+		for _, r := range []int{1, j.l.PP - 1} {
+			if rk := j.rank(r); trained(rk) > trained(best) {
+				best = rk
+			}
 		}
 	}
 	j.stageP, j.stageA, j.heavyLayers = best.params, best.adapters, best.layers

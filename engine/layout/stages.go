@@ -55,7 +55,7 @@ func stageLayers(l Layout, layers int) []int {
 	if first > 0 {
 		counts[0] = first
 	}
-	if last > 0 && l.PP > 1 {
+	if last > 0 { // split sets it only with more than one stage
 		counts[l.PP-1] = last
 	}
 	return counts
