@@ -79,3 +79,41 @@ func TestTrainerElementwiseShareOfProducts(t *testing.T) {
 		}
 	}
 }
+
+// TestEagerElementwiseShareOfProducts holds the unfused element-wise
+// kernels' time of an eager PyTorch block as a share of its products'
+// time, the figures docs/estimator.md quotes (go test -v -run
+// TestEagerElementwiseShareOfProducts ./engine/estimate/): on the
+// Llama-3.2-1B shape the reference measurements ran, against a GELU model
+// 7,168 wide (LayerNorm, no rotary positions), where no flat share of the
+// products can serve both.
+func TestEagerElementwiseShareOfProducts(t *testing.T) {
+	t.Parallel()
+	b1 := preset("llama3.2-1b")
+	b1.SeqLen = 4096
+	wide := model.Shape{Layers: 48, Hidden: 7168, FFNHidden: 4 * 7168, Heads: 64, KVHeads: 64, Vocab: 50368,
+		SeqLen: 2048, TiedEmbeddings: true, Activation: model.ActivationGELU}
+	tests := map[string]struct {
+		shape       model.Shape
+		micro       int
+		share, near float64
+	}{
+		"1B shape, hidden 2,048, micro-batch 1": {b1, 1, 1.29, 0.01},
+		"GELU, hidden 7,168, micro-batch 8":     {wide, 8, 0.19, 0.01},
+	}
+	for name, tc := range tests {
+		in := Input{Model: tc.shape, Hardware: builtin("h100-x1"), Framework: FrameworkEager,
+			Layout: layout.Layout{TP: 1, PP: 1, DP: 1, CP: 1, VP: 1, MicroBatch: tc.micro, GlobalBatch: tc.micro,
+				Recompute: layout.RecomputeNone, Precision: hardware.PrecisionBF16}}
+		j, err := newJob(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		products := j.tokensPerGPU() * (j.flops.executed - j.flops.attention) / j.rate(hardware.PrecisionBF16)
+		got := j.eagerElementwiseTime() / products
+		t.Logf("%s: element-wise %.1f%% of the products' time (%.1f ms of %.1f ms)", name, 100*got, 1e3*j.eagerElementwiseTime(), 1e3*products)
+		if math.Abs(got-tc.share) > tc.near {
+			t.Errorf("%s: element-wise %.1f%% of the products' time, want %.0f%% within %.0f points", name, 100*got, 100*tc.share, 100*tc.near)
+		}
+	}
+}

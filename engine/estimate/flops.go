@@ -53,6 +53,10 @@ type flopsInput struct {
 	// keepsProducts is Framework.SelectiveKeepsProducts: its selective
 	// recomputation reruns no matrix product.
 	keepsProducts bool
+	// alternateParams, under Framework.SelectiveRecomputesAlternate, is
+	// the parameters of the products selective recomputation reruns (every
+	// second one of each block), over all layers.
+	alternateParams float64
 }
 
 // countFLOPs counts a step's work per token.
@@ -64,18 +68,21 @@ func countFLOPs(in flopsInput) flops {
 	f := flops{attention: attn, model: counts.ModelFLOPs(params, adapters, attn), forward: 2*products + 2*adapters + attnFwd,
 		modelForward: 2*params + 2*adapters + attnFwd}
 	f.fullEquivalent = 6*(products+adapters) + attn
-	var extra float64
+	var extra, extraAttention float64
 	switch {
 	case in.recompute == layout.RecomputeSelective && in.keepsProducts:
 		// Only element-wise work runs again, fused into the backward by
 		// torch.compile: the one-GPU selective-recompute run of
 		// testdata/trainer-runs.json measured no cost.
+	case in.recompute == layout.RecomputeSelective && in.alternateParams > 0:
+		// Every second product runs again; the attention output is kept.
+		extra = 2 * in.alternateParams
 	case in.recompute == layout.RecomputeSelective:
-		extra = attnFwd
+		extra, extraAttention = attnFwd, attnFwd
 	case in.recompute == layout.RecomputeFull:
 		// The layers' forward, not the embeddings' or the output
 		// layer's, which no checkpoint wraps.
-		extra = 2*in.layerParams + 2*adapters + attnFwd
+		extra, extraAttention = 2*in.layerParams+2*adapters+attnFwd, attnFwd
 	}
 	f.executed = counts.ModelFLOPs(products, adapters, attn) + extra
 	f.adapters = 6 * adapters
@@ -84,7 +91,7 @@ func countFLOPs(in flopsInput) flops {
 	}
 	f.fullEquivalent += extra
 	f.recomputed = extra
-	f.attentionForward, f.recomputedAttention = attnFwd, min(extra, attnFwd)
+	f.attentionForward, f.recomputedAttention = attnFwd, extraAttention
 	f.attention += f.recomputedAttention
 	return f
 }
@@ -95,7 +102,23 @@ func (j *job) countFLOPs(lookups float64) flops {
 	in := j.in
 	return countFLOPs(flopsInput{params: j.params, layerParams: j.counts.PerLayer * float64(in.Model.Layers), adapters: j.adapters,
 		lookups: lookups, attention: counts.AttentionFLOPs(countShape(in.Model)), recompute: in.Layout.Recompute,
-		keepsProducts: j.fw.SelectiveKeepsProducts})
+		keepsProducts: j.fw.SelectiveKeepsProducts, alternateParams: j.alternateParams()})
+}
+
+// alternateParams is, under Framework.SelectiveRecomputesAlternate, the
+// parameters of the products a block's selective recomputation reruns:
+// every second one in the order the block calls them (q, k, v, o, then
+// gate, up and down, or the GELU MLP's two), so k, o and the up
+// projection (the GELU MLP's second product), each as wide as the whole
+// model's, over all layers. Zero for any other framework.
+func (j *job) alternateParams() float64 {
+	if !j.fw.SelectiveRecomputesAlternate {
+		return 0
+	}
+	s := j.in.Model
+	h, d := float64(s.Hidden), float64(s.HeadDim())
+	perLayer := h*float64(s.KVHeads)*d + float64(s.Heads)*d*h + h*float64(s.FFNHidden)
+	return perLayer * float64(s.Layers)
 }
 
 // lookups is what countFLOPs leaves out of the executed work under

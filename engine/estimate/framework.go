@@ -26,8 +26,8 @@ type Framework struct {
 	// GEMMShare is the share of a training step's compute time spent in
 	// matrix products at bf16; the rest (norms, element-wise kernels,
 	// launches) does not speed up with fp8, and shrinks with LoRA only
-	// where FrozenGradsFree says so. With ElementwiseCounted or
-	// CompiledElementwise the
+	// where FrozenGradsFree says so. With ElementwiseCounted,
+	// CompiledElementwise or EagerElementwise the
 	// element-wise kernels are counted apart and the rest is what
 	// remains (launch gaps, synchronisation).
 	GEMMShare float64
@@ -39,6 +39,21 @@ type Framework struct {
 	// CompiledElementwise: the same for gpuflow's compiled trainer, whose
 	// element-wise kernels torch.compile fuses (trainerElementwiseTime).
 	CompiledElementwise bool
+	// EagerElementwise: the same for eager PyTorch blocks, whose
+	// operators run unfused (eagerElementwiseTime).
+	EagerElementwise bool
+	// MicroBytesPerParam is eager PyTorch's memory traffic per weight and
+	// micro-batch outside the products: autocast's bf16 copy of each fp32
+	// weight in the forward (6) and the weight gradient's cast back to
+	// fp32 (6), or under FSDP2 the all-gather's copy into the parameters
+	// for the forward and the backward (4 each) and the gradient's cast to
+	// fp32 for the reduce-scatter (6). AccumulateBytesPerParam is added
+	// for each micro-batch after a step's first: the fp32 gradient
+	// accumulated in place (12; FSDP2 reduces every micro-batch into its
+	// shard instead). RecomputeBytesPerParam is added for the layers'
+	// weights under full recomputation: the recomputed forward's casts
+	// (6; FSDP2's backward gather serves the recomputation).
+	MicroBytesPerParam, AccumulateBytesPerParam, RecomputeBytesPerParam float64
 	// FP8HeadBF16: under precision "fp8" the output layer's products stay
 	// in bf16 (gpuflow's trainer converts the blocks' linear layers only).
 	FP8HeadBF16 bool
@@ -182,12 +197,21 @@ type Framework struct {
 	// element-wise work (gpuflow's trainer), instead of Megatron's, which
 	// reruns the attention core and keeps the rest.
 	SelectiveKeepsProducts bool
+	// SelectiveRecomputesAlternate: selective recomputation as
+	// torchtitan's operator-level policy runs it: a block keeps its
+	// attention output and the output of every second matrix product in
+	// call order (q, v, gate, down), and its backward reruns the other
+	// products (k, o, up) and every element-wise kernel of its forward,
+	// instead of Megatron's rerun of the attention core alone.
+	SelectiveRecomputesAlternate bool
 	// RecomputeOutsideRemainder: recomputed forward work adds its
 	// products, attention and element-wise kernels but nothing to the
 	// remainder GEMMShare leaves (gpuflow's trainer, profiled with full
 	// recomputation and without: its other kernels and copies took the
-	// same time, its host gaps 1.8 ms more of a 100 ms increase). Without
-	// it the remainder scales with the whole pass.
+	// same time, its host gaps 1.8 ms more of a 100 ms increase; plain
+	// PyTorch and FSDP2 alike, whose remainder is what is left once their
+	// element-wise kernels are counted apart). Without it the remainder
+	// scales with the whole pass.
 	RecomputeOutsideRemainder bool
 	// DTensorTP is tensor parallelism as PyTorch's DTensor plans run it in
 	// gpuflow's trainer: under sequence parallelism the gathered inputs of
@@ -271,10 +295,13 @@ const (
 	// PP4 CP2 VP5) reaches the published 1,113 tokens/s per GPU, with the
 	// element-wise kernels counted apart.
 	megatronGEMMShare = 0.825
-	// eagerGEMMShare, eagerStepBytes: fitted to the Llama-3.2-1B runs on
-	// one H100 and one H200 in the reference measurements (step time against tokens).
-	eagerGEMMShare = 0.52
-	eagerStepBytes = 80
+	// eagerGEMMShare: eager PyTorch's products, attention and counted
+	// element-wise kernels fill its step (the GPU sat idle 1-5 ms of
+	// 120-260 ms in the profiled steps, TestEagerProfile), so nothing is
+	// left to a remainder. eagerStepBytes: the fused AdamW's kernels of
+	// the same profiles, per parameter at achieved HBM bandwidth.
+	eagerGEMMShare = 1
+	eagerStepBytes = 33
 	// eagerActivation: the reference measurements found eager activations about 2.5x of
 	// 34sbh per layer; for Llama-3.2-1B the GQA/SwiGLU-aware count here is
 	// 39sbh, so 2.5*34/39.
@@ -327,14 +354,17 @@ var frameworks = map[string]Framework{
 	FrameworkEager: {Name: FrameworkEager, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,
 		GradCommBytes: 4, ParamCommBytes: 4, ActivationCoefficient: eagerActivation, LogitBytes: eagerLogitBytes,
 		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
-		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true,
+		EagerElementwise: true, MicroBytesPerParam: 12, AccumulateBytesPerParam: 12, RecomputeBytesPerParam: 6},
 	// PyTorch FSDP2 (torchtitan style): fp32 sharded weights, bf16
-	// all-gathers and compute, fp32 gradient reduce-scatter. Compute and
+	// all-gathers and compute, fp32 gradient reduce-scatter, selective
+	// recomputation by torchtitan's operator-level policy. Compute and
 	// logits figures are eager PyTorch's (an assumption).
 	FrameworkFSDP2: {Name: FrameworkFSDP2, WeightBytes: 4, GradBytes: 4, OptimizerBytes: 8,
 		GradCommBytes: 4, ParamCommBytes: 2, ActivationCoefficient: fsdp2Activation, LogitBytes: eagerLogitBytes,
 		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
-		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true},
+		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true,
+		EagerElementwise: true, MicroBytesPerParam: 14, SelectiveRecomputesAlternate: true},
 	// gpuflow's own trainer (trainer.go).
 	FrameworkGpuflow:      trainer(FrameworkGpuflow, true),
 	FrameworkGpuflowEager: trainer(FrameworkGpuflowEager, false),

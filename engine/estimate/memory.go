@@ -97,6 +97,29 @@ func productActivations(s model.Shape, seq, b float64, tp int, sp bool) float64 
 	return sbh * (input + sharded/t + 4)
 }
 
+// alternateActivations is what a layer keeps under selective
+// recomputation by alternate products (Framework.SelectiveRecomputesAlternate),
+// in bf16: the layer's input (2, split under sequence parallelism), the q
+// and v projections (2 + 2*kv/heads), the attention output (2) and the
+// MLP's first product (2*ffn/h), all split over TP, and with SwiGLU the
+// down projection's output (2), which a row-parallel layer holds whole
+// before its reduction.
+func alternateActivations(s model.Shape, seq, b float64, tp int, sp bool) float64 {
+	h := float64(s.Hidden)
+	sbh := seq * b * h
+	t := float64(tp)
+	input := 2.0
+	if sp {
+		input /= t
+	}
+	sharded := 2 + 2*float64(s.KVHeads)/float64(s.Heads) + 2 + 2*float64(s.FFNHidden)/h
+	whole := 0.0
+	if s.Activation != model.ActivationGELU {
+		whole = 2
+	}
+	return sbh * (input + sharded/t + whole)
+}
+
 // inFlight is how many micro-batches' activations the first pipeline
 // stage holds at its peak: one without pipelining, min(pp, m) under 1F1B,
 // and Megatron's pp*(1 + (pp-1)/(pp*vp)) when interleaved.
@@ -161,6 +184,12 @@ func activations(in activationInput) float64 {
 		// The kept products for every layer; the one layer being
 		// recomputed holds its element-wise results besides.
 		kept := productActivations(s, seq, b, l.TP, sp)
+		total = in.coeff * kept * in.layerCount * n
+		recomputed = in.coeff * (layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn) - kept)
+	case l.Recompute == layout.RecomputeSelective && in.fw.SelectiveRecomputesAlternate:
+		// The kept outputs for every layer; the one layer being
+		// recomputed holds the rest of its set besides.
+		kept := alternateActivations(s, seq, b, l.TP, sp)
 		total = in.coeff * kept * in.layerCount * n
 		recomputed = in.coeff * (layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn) - kept)
 	case l.Recompute == layout.RecomputeFull:

@@ -214,7 +214,7 @@ func (j *job) microCompute() float64 {
 		passAttention -= j.flops.recomputedAttention
 	}
 	rest := (pass - passAttention) / bf16 * (1/j.fw.GEMMShare - 1)
-	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.trainerElementwiseTime() + j.adapterTraffic() +
+	return j.tokensPerGPU()*(linear+attention+rest) + j.gemmOverhead(prec) + j.scoresTime() + j.elementwiseTime() + j.trainerElementwiseTime() + j.eagerElementwiseTime() + j.adapterTraffic() +
 		j.fp8Traffic() + j.gradAccumulationTime()
 }
 
