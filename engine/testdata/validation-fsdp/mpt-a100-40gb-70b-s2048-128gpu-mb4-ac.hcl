@@ -1,0 +1,46 @@
+# Source: MosaicML LLM Foundry, "MPT Training Benchmarks" (scripts/train/benchmarking/README.md), table "A100 40GB with 1600 Gbps node-node interconnect (RoCE)": MPT-70b, sequence 2048, 128 GPUs, micro-batch 4, gradient accumulation 1, global batch 512, bf16, FSDP mixed precision PURE (bf16 reduction), FULL_SHARD, activation checkpointing True.
+# Published: 376 tokens/s per GPU: step 21.7872 s.
+# published_step_s = 21.7872
+#
+# Planned by TestPublishedFSDP (engine/validation_test.go) as a new user
+# would write it: the MPT shape (LayerNorm, GELU, one fused qkv product,
+# tied embeddings; its learned positions are left out), FULL_SHARD as
+# fsdp on 128 GPUs, activation checkpointing as full recomputation.
+
+hardware "cluster" {
+  profile = "dgx-a100-40gb"
+  nodes   = 16
+}
+
+model "mpt" {
+  layers          = 80
+  hidden          = 8192
+  ffn_hidden      = 32768
+  heads           = 64
+  vocab           = 50368
+  seq_len         = 2048
+  tied_embeddings = true
+  activation      = "gelu"
+}
+
+layout "published" {
+  tp           = 1
+  pp           = 1
+  dp           = 128
+  fsdp         = true
+  micro_batch  = 4
+  global_batch = 512
+  recompute    = "full"
+  precision    = "bf16"
+  grad_reduce_dtype = "bf16"
+}
+
+stage "pretrain" "published" {
+  hardware  = hardware.cluster
+  model     = model.mpt
+  layout    = layout.published
+  framework = "fsdp2"
+  data      = "data/corpus"
+  steps     = 100
+  lr        = 1e-4
+}
