@@ -109,9 +109,8 @@ const (
 // eagerElementwiseTime is one micro-batch's element-wise kernels on this
 // GPU for a framework that runs them unfused
 // (Framework.EagerElementwise): the counted bytes by eagerTrafficFactor,
-// the framework's traffic per weight (Framework.MicroBytesPerParam and
-// its accumulation and recomputation terms), and eagerKernelS for each
-// kernel, at the bandwidth those kernels reach (eagerBandwidthCap).
+// the framework's traffic per weight (eagerWeightBytes), and eagerKernelS
+// for each kernel, at the bandwidth those kernels reach (eagerBandwidthCap).
 // Their cost per token grows with the hidden size where the products'
 // grows with its square, so no flat share of the products holds across
 // widths: on an H100 they take 129% of the products' time on the
@@ -171,15 +170,19 @@ func (j *job) eagerActivationBytes() float64 {
 	return j.tokensPerGPU() * (float64(s.Layers)*perLayer + outside)
 }
 
-// eagerWeightBytes is one micro-batch's traffic per weight this GPU
-// multiplies (Framework.MicroBytesPerParam), the accumulation into the
-// gradients of the micro-batches after the first
-// (Framework.AccumulateBytesPerParam, averaged over the step), and under
-// full recomputation the layers' share again (Framework.RecomputeBytesPerParam).
+// eagerWeightBytes is one micro-batch's traffic per weight on this GPU:
+// the casts of every weight it multiplies (Framework.CastBytesPerParam),
+// the gradients' casts and, averaged over the step, their accumulation
+// after the first micro-batch for the weights it trains (under LoRA the
+// adapters alone), and under full recomputation the layers' casts again.
 func (j *job) eagerWeightBytes() float64 {
 	fw := j.fw
+	trained := j.stageP
+	if j.in.LoRA != nil {
+		trained = j.stageA
+	}
 	m := float64(max(1, j.l.GradAccumulation()))
-	bytes := j.stageP * (fw.MicroBytesPerParam + fw.AccumulateBytesPerParam*(m-1)/m)
+	bytes := (j.stageP+j.stageA)*fw.CastBytesPerParam + trained*(fw.GradCastBytesPerParam+fw.AccumulateBytesPerParam*(m-1)/m)
 	if j.l.Recompute == layout.RecomputeFull {
 		bytes += j.counts.PerLayer * j.heavyLayers * fw.RecomputeBytesPerParam
 	}

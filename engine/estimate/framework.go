@@ -42,18 +42,19 @@ type Framework struct {
 	// EagerElementwise: the same for eager PyTorch blocks, whose
 	// operators run unfused (eagerElementwiseTime).
 	EagerElementwise bool
-	// MicroBytesPerParam is eager PyTorch's memory traffic per weight and
-	// micro-batch outside the products: autocast's bf16 copy of each fp32
-	// weight in the forward (6) and the weight gradient's cast back to
-	// fp32 (6), or under FSDP2 the all-gather's copy into the parameters
-	// for the forward and the backward (4 each) and the gradient's cast to
-	// fp32 for the reduce-scatter (6). AccumulateBytesPerParam is added
-	// for each micro-batch after a step's first: the fp32 gradient
-	// accumulated in place (12; FSDP2 reduces every micro-batch into its
-	// shard instead). RecomputeBytesPerParam is added for the layers'
-	// weights under full recomputation: the recomputed forward's casts
-	// (6; FSDP2's backward gather serves the recomputation).
-	MicroBytesPerParam, AccumulateBytesPerParam, RecomputeBytesPerParam float64
+	// Eager PyTorch's memory traffic per weight and micro-batch outside
+	// the products. CastBytesPerParam, for every weight the GPU
+	// multiplies: autocast's bf16 copy of each fp32 weight in the forward
+	// (6), or under FSDP2 the all-gather's copies out into the parameters
+	// for the forward and the backward (4 each). GradCastBytesPerParam,
+	// for every trained weight: its gradient cast to fp32 (6).
+	// AccumulateBytesPerParam, for every trained weight and each
+	// micro-batch after a step's first: the fp32 gradient accumulated in
+	// place (12; FSDP2 reduces every micro-batch into its shard instead).
+	// RecomputeBytesPerParam, for the layers' weights under full
+	// recomputation: the recomputed forward's casts (6; FSDP2's backward
+	// gather serves the recomputation).
+	CastBytesPerParam, GradCastBytesPerParam, AccumulateBytesPerParam, RecomputeBytesPerParam float64
 	// FP8HeadBF16: under precision "fp8" the output layer's products stay
 	// in bf16 (gpuflow's trainer converts the blocks' linear layers only).
 	FP8HeadBF16 bool
@@ -355,7 +356,7 @@ var frameworks = map[string]Framework{
 		GradCommBytes: 4, ParamCommBytes: 4, ActivationCoefficient: eagerActivation, LogitBytes: eagerLogitBytes,
 		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true,
-		EagerElementwise: true, MicroBytesPerParam: 12, AccumulateBytesPerParam: 12, RecomputeBytesPerParam: 6},
+		EagerElementwise: true, CastBytesPerParam: 6, GradCastBytesPerParam: 6, AccumulateBytesPerParam: 12, RecomputeBytesPerParam: 6},
 	// PyTorch FSDP2 (torchtitan style): fp32 sharded weights, bf16
 	// all-gathers and compute, fp32 gradient reduce-scatter, selective
 	// recomputation by torchtitan's operator-level policy. Compute and
@@ -364,7 +365,7 @@ var frameworks = map[string]Framework{
 		GradCommBytes: 4, ParamCommBytes: 2, ActivationCoefficient: fsdp2Activation, LogitBytes: eagerLogitBytes,
 		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true,
-		EagerElementwise: true, MicroBytesPerParam: 14, SelectiveRecomputesAlternate: true},
+		EagerElementwise: true, CastBytesPerParam: 8, GradCastBytesPerParam: 6, SelectiveRecomputesAlternate: true},
 	// gpuflow's own trainer (trainer.go).
 	FrameworkGpuflow:      trainer(FrameworkGpuflow, true),
 	FrameworkGpuflowEager: trainer(FrameworkGpuflowEager, false),

@@ -87,14 +87,21 @@ func layerActivations(s model.Shape, seq, b float64, tp int, sp bool, recompute 
 // holds whole before its reduction.
 func productActivations(s model.Shape, seq, b float64, tp int, sp bool) float64 {
 	h := float64(s.Hidden)
-	sbh := seq * b * h
+	sharded := 2 + 4*float64(s.KVHeads)/float64(s.Heads) + 2 + 4*float64(s.FFNHidden)/h
+	return keptOutputs(seq*b*h, tp, sp, sharded, 4)
+}
+
+// keptOutputs is what a layer keeps of its outputs under selective
+// recomputation, in bytes: its bf16 input (2 per sbh, split over TP only
+// under sequence parallelism), sharded bytes per sbh split over TP, and
+// whole bytes per sbh held on every TP rank.
+func keptOutputs(sbh float64, tp int, sp bool, sharded, whole float64) float64 {
 	t := float64(tp)
 	input := 2.0
 	if sp {
 		input /= t
 	}
-	sharded := 2 + 4*float64(s.KVHeads)/float64(s.Heads) + 2 + 4*float64(s.FFNHidden)/h
-	return sbh * (input + sharded/t + 4)
+	return sbh * (input + sharded/t + whole)
 }
 
 // alternateActivations is what a layer keeps under selective
@@ -106,18 +113,12 @@ func productActivations(s model.Shape, seq, b float64, tp int, sp bool) float64 
 // before its reduction.
 func alternateActivations(s model.Shape, seq, b float64, tp int, sp bool) float64 {
 	h := float64(s.Hidden)
-	sbh := seq * b * h
-	t := float64(tp)
-	input := 2.0
-	if sp {
-		input /= t
-	}
 	sharded := 2 + 2*float64(s.KVHeads)/float64(s.Heads) + 2 + 2*float64(s.FFNHidden)/h
 	whole := 0.0
 	if s.Activation != model.ActivationGELU {
 		whole = 2
 	}
-	return sbh * (input + sharded/t + whole)
+	return keptOutputs(seq*b*h, tp, sp, sharded, whole)
 }
 
 // inFlight is how many micro-batches' activations the first pipeline

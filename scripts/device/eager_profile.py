@@ -20,6 +20,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from trace_summary import union  # the time some kernel ran, overlaps counted once
+
 
 class GPTBlock(nn.Module):
     """A GPT block as plain PyTorch writes it: LayerNorm, GELU, no biases."""
@@ -132,16 +134,7 @@ def profile(name, model, seq, micro, vocab, steps=3):
         t0 = ev.time_range.start / 1e3
         spans.append((t0, t0 + dur))
     spans.sort()
-    busy, cur_s, cur_e = 0.0, None, None
-    for s, e in spans:
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                busy += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None:
-        busy += cur_e - cur_s
+    busy = union(spans)
     profiled = (spans[-1][1] - spans[0][0]) / steps if spans else 0.0
     top = sorted(((v[0] / steps, v[1] // steps, k) for k, v in per_kernel.items() if classify(k) == "other"), reverse=True)[:12]
     row = {"name": name, "seq": seq, "micro": micro, "wall_ms": wall, "profiled_ms": profiled,
