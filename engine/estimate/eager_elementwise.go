@@ -96,10 +96,12 @@ const (
 
 // Kernels outside the products and attention per layer and micro-batch
 // in an eager PyTorch step, forward and backward, as torch.profiler
-// counted them (TestEagerProfile's profiles): Hugging Face's Llama block
-// 121 (its norms alone are eight kernels each way) and 256 outside the
-// layers, a plain GPT block 42 and 57. A recomputed forward adds its
-// share again: 37 of the Llama block's 121 under gradient checkpointing.
+// counted them (TestEagerProfile's profiles; memory copies and sets
+// included): Hugging Face's Llama block 121 (its norms alone are eight
+// kernels each way) and 256 outside the layers, a plain GPT block 42 and
+// 57. A recomputed forward adds its share again: 37 of the Llama block's
+// 121 under gradient checkpointing, assumed the same share of a GPT
+// block's.
 const (
 	eagerLlamaKernels, eagerLlamaOutsideKernels = 121, 256
 	eagerGPTKernels, eagerGPTOutsideKernels     = 42, 57
@@ -139,7 +141,9 @@ func (j *job) eagerKernels() float64 {
 	if l.Recompute == layout.RecomputeFull || (l.Recompute == layout.RecomputeSelective && j.fw.SelectiveRecomputesAlternate) {
 		perLayer *= 1 + eagerRecomputedKernelShare
 	}
-	return j.layers*perLayer + outside
+	// The loss, final norm and embedding, spread over the stages as
+	// eagerActivationBytes spreads their bytes.
+	return j.layers*perLayer + outside/float64(j.l.PP)
 }
 
 // eagerActivationBytes is the counted bytes of one micro-batch's
@@ -171,20 +175,33 @@ func (j *job) eagerActivationBytes() float64 {
 }
 
 // eagerWeightBytes is one micro-batch's traffic per weight on this GPU:
-// the casts of every weight it multiplies (Framework.CastBytesPerParam),
-// the gradients' casts and, averaged over the step, their accumulation
-// after the first micro-batch for the weights it trains (under LoRA the
-// adapters alone), and under full recomputation the layers' casts again.
+// the casts of every weight its products multiply
+// (Framework.CastBytesPerParam; an input embedding only looked up is read
+// by index in fp32, neither cast nor its gradient), the gradients' casts and,
+// averaged over the step, their accumulation after the first micro-batch
+// for the weights it trains (under LoRA the adapters alone), and under
+// full recomputation the layers' casts again.
 func (j *job) eagerWeightBytes() float64 {
 	fw := j.fw
-	trained := j.stageP
+	multiplied := j.stageP - j.untiedEmbedding()
+	trained := multiplied
 	if j.in.LoRA != nil {
 		trained = j.stageA
 	}
 	m := float64(max(1, j.l.GradAccumulation()))
-	bytes := (j.stageP+j.stageA)*fw.CastBytesPerParam + trained*(fw.GradCastBytesPerParam+fw.AccumulateBytesPerParam*(m-1)/m)
+	bytes := (multiplied+j.stageA)*fw.CastBytesPerParam + trained*(fw.GradCastBytesPerParam+fw.AccumulateBytesPerParam*(m-1)/m)
 	if j.l.Recompute == layout.RecomputeFull {
-		bytes += j.counts.PerLayer * j.heavyLayers * fw.RecomputeBytesPerParam
+		bytes += j.counts.PerLayer * j.heavyLayers / float64(j.l.TP) * fw.RecomputeBytesPerParam
 	}
 	return bytes
+}
+
+// untiedEmbedding is the input embedding's share of stageP where it is
+// only looked up: on the first stage, unless that stage also multiplies it
+// as the tied output layer (one stage, tied embeddings).
+func (j *job) untiedEmbedding() float64 {
+	if !j.heavyFirst || (j.l.PP == 1 && j.in.Model.TiedEmbeddings) {
+		return 0
+	}
+	return j.counts.Embedding / float64(j.l.TP)
 }

@@ -197,11 +197,14 @@ type job struct {
 	// heavyLayers the layers of the rank stageP and stageA describe.
 	rankAdapters float64
 	heavyLayers  float64
-	micro        int // micro-batches per step per DP rank
-	flops        flops
-	links        *links
-	coeff        float64
-	calibrate    map[string]bool
+	// heavyFirst: that rank is the first pipeline stage, which holds the
+	// input embedding.
+	heavyFirst bool
+	micro      int // micro-batches per step per DP rank
+	flops      flops
+	links      *links
+	coeff      float64
+	calibrate  map[string]bool
 	// validation is the validations' memory figures (addValidationMemory).
 	validation *ValidationEstimate
 }
@@ -311,7 +314,7 @@ func (j *job) countParams() error {
 // (adapters under LoRA, weights otherwise): its gradients are reduced and
 // its optimizer steps last.
 func (j *job) loadedRank() {
-	best := j.rank(0)
+	best, bestIndex := j.rank(0), 0
 	trained := func(rk pipelineRank) float64 {
 		if j.in.LoRA != nil {
 			return rk.adapters
@@ -321,11 +324,12 @@ func (j *job) loadedRank() {
 	if j.unevenSplit {
 		for _, r := range []int{1, j.l.PP - 1} {
 			if rk := j.rank(r); trained(rk) > trained(best) {
-				best = rk
+				best, bestIndex = rk, r
 			}
 		}
 	}
 	j.stageP, j.stageA, j.heavyLayers = best.params, best.adapters, best.layers
+	j.heavyFirst = bestIndex == 0
 }
 
 // adaptersOnRank is one layer's adapter parameters on one tensor-parallel

@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"github.com/gpuflow/gpuflow/engine/layout"
+	"github.com/gpuflow/gpuflow/engine/model"
 	"github.com/gpuflow/gpuflow/plugins/api/counts"
 )
 
@@ -107,17 +108,20 @@ func (j *job) countFLOPs(lookups float64) flops {
 
 // alternateParams is, under Framework.SelectiveRecomputesAlternate, the
 // parameters of the products a block's selective recomputation reruns:
-// every second one in the order the block calls them (q, k, v, o, then
-// gate, up and down, or the GELU MLP's two), so k, o and the up
-// projection (the GELU MLP's second product), each as wide as the whole
-// model's, over all layers. Zero for any other framework.
+// every second one in the order the block calls them. A Llama block calls
+// q, k, v, o, gate, up and down and reruns k, o and up; a GPT block, with
+// one fused qkv product, calls qkv, o and the MLP's two and reruns o and
+// the MLP's second (down). Over all layers; zero for any other framework.
 func (j *job) alternateParams() float64 {
 	if !j.fw.SelectiveRecomputesAlternate {
 		return 0
 	}
 	s := j.in.Model
 	h, d := float64(s.Hidden), float64(s.HeadDim())
-	perLayer := h*float64(s.KVHeads)*d + float64(s.Heads)*d*h + h*float64(s.FFNHidden)
+	perLayer := float64(s.Heads)*d*h + h*float64(s.FFNHidden)
+	if s.Activation == model.ActivationSwiGLU {
+		perLayer += h * float64(s.KVHeads) * d
+	}
 	return perLayer * float64(s.Layers)
 }
 

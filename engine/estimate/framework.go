@@ -55,6 +55,10 @@ type Framework struct {
 	// recomputation: the recomputed forward's casts (6; FSDP2's backward
 	// gather serves the recomputation).
 	CastBytesPerParam, GradCastBytesPerParam, AccumulateBytesPerParam, RecomputeBytesPerParam float64
+	// GradCastFollowsReduce: the gradient's cast is for the reduction
+	// (FSDP2's reduce-scatter in fp32), so a 16-bit reduction
+	// (grad_reduce_dtype) has none.
+	GradCastFollowsReduce bool
 	// FP8HeadBF16: under precision "fp8" the output layer's products stay
 	// in bf16 (gpuflow's trainer converts the blocks' linear layers only).
 	FP8HeadBF16 bool
@@ -298,8 +302,8 @@ const (
 	megatronGEMMShare = 0.825
 	// eagerGEMMShare: eager PyTorch's products, attention and counted
 	// element-wise kernels fill its step (the GPU sat idle 1-5 ms of
-	// 120-260 ms in the profiled steps, TestEagerProfile), so nothing is
-	// left to a remainder. eagerStepBytes: the fused AdamW's kernels of
+	// 107-257 ms in the profiled steps without gradient checkpointing,
+	// TestEagerProfile), so nothing is left to a remainder. eagerStepBytes: the fused AdamW's kernels of
 	// the same profiles, per parameter at achieved HBM bandwidth.
 	eagerGEMMShare = 1
 	eagerStepBytes = 33
@@ -365,7 +369,8 @@ var frameworks = map[string]Framework{
 		GradCommBytes: 4, ParamCommBytes: 2, ActivationCoefficient: fsdp2Activation, LogitBytes: eagerLogitBytes,
 		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true,
-		EagerElementwise: true, CastBytesPerParam: 8, GradCastBytesPerParam: 6, SelectiveRecomputesAlternate: true},
+		EagerElementwise: true, CastBytesPerParam: 8, GradCastBytesPerParam: 6, GradCastFollowsReduce: true,
+		SelectiveRecomputesAlternate: true},
 	// gpuflow's own trainer (trainer.go).
 	FrameworkGpuflow:      trainer(FrameworkGpuflow, true),
 	FrameworkGpuflowEager: trainer(FrameworkGpuflowEager, false),
@@ -403,6 +408,9 @@ func (f Framework) withOptions(l layout.Layout) Framework {
 		reduce = 2
 	}
 	f.GradCommBytes = reduce
+	if f.GradCastFollowsReduce && reduce <= 2 {
+		f.GradCastBytesPerParam = 0
+	}
 	if f.GradBytesFollowReduce {
 		f.GradBytes = reduce
 	}

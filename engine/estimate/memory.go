@@ -106,17 +106,19 @@ func keptOutputs(sbh float64, tp int, sp bool, sharded, whole float64) float64 {
 
 // alternateActivations is what a layer keeps under selective
 // recomputation by alternate products (Framework.SelectiveRecomputesAlternate),
-// in bf16: the layer's input (2, split under sequence parallelism), the q
-// and v projections (2 + 2*kv/heads), the attention output (2) and the
-// MLP's first product (2*ffn/h), all split over TP, and with SwiGLU the
-// down projection's output (2), which a row-parallel layer holds whole
-// before its reduction.
+// in bf16: the layer's input (2, split under sequence parallelism), the
+// outputs of the products it does not rerun and the attention output (2),
+// split over TP. A Llama block keeps q (2), v (2*kv/heads) and gate
+// (2*ffn/h), and the down projection's output (2), which a row-parallel
+// layer holds whole before its reduction; a GPT block keeps its fused qkv
+// (2 + 4*kv/heads) and the MLP's first product (2*ffn/h).
 func alternateActivations(s model.Shape, seq, b float64, tp int, sp bool) float64 {
 	h := float64(s.Hidden)
-	sharded := 2 + 2*float64(s.KVHeads)/float64(s.Heads) + 2 + 2*float64(s.FFNHidden)/h
+	kv := float64(s.KVHeads) / float64(s.Heads)
+	sharded := 2 + 4*kv + 2 + 2*float64(s.FFNHidden)/h
 	whole := 0.0
-	if s.Activation != model.ActivationGELU {
-		whole = 2
+	if s.Activation == model.ActivationSwiGLU {
+		sharded, whole = 2+2*kv+2+2*float64(s.FFNHidden)/h, 2
 	}
 	return keptOutputs(seq*b*h, tp, sp, sharded, whole)
 }
@@ -190,8 +192,10 @@ func activations(in activationInput) float64 {
 	case l.Recompute == layout.RecomputeSelective && in.fw.SelectiveRecomputesAlternate:
 		// The kept outputs for every layer; the one layer being
 		// recomputed holds the rest of its set besides.
+		// The kept outputs are exact tensors; the framework's
+		// coefficient applies to what the recomputed layer holds.
 		kept := alternateActivations(s, seq, b, l.TP, sp)
-		total = in.coeff * kept * in.layerCount * n
+		total = kept * in.layerCount * n
 		recomputed = in.coeff * (layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn) - kept)
 	case l.Recompute == layout.RecomputeFull:
 		// Stored layer inputs are exact tensors; the one layer being
