@@ -113,10 +113,16 @@ func plannedEstimate(t *testing.T, path string, plugins engine.Plugins) *estimat
 // reaches now (docs/estimator.md, "FSDP runs"): the A100 runs within 6.3%
 // on average, the H100 runs, planned 10-31% fast for a cost of FSDP
 // across H100s the plan does not model, within 18.5%; every run within
-// 33% (a 70B run on 64 A100 40GB at micro-batch 2 plans 32.7% fast).
+// 31% but the one in fsdpOwnBars.
 var fsdpMeanError = map[string]float64{"a100": 0.063, "h100": 0.185}
 
-const fsdpMaxError = 0.33
+const fsdpMaxError = 0.31
+
+// fsdpOwnBars holds the runs the plan misses by more than fsdpMaxError
+// to bars of their own: MPT-70B on 64 A100 40GB at micro-batch 2 ran 276
+// tokens/s per GPU where the same model on 128 of them at micro-batch 4
+// ran 376, which the plan (32.7% fast) does not explain.
+var fsdpOwnBars = map[string]float64{"mpt-a100-40gb-70b-s2048-64gpu-mb2-ac": 0.34}
 
 // TestPublishedFSDP plans every workload in testdata/validation-fsdp, each
 // a published FSDP training run (MosaicML's MPT benchmarks, one GPU type
@@ -144,8 +150,12 @@ func TestPublishedFSDP(t *testing.T) {
 		rel := e.StepTimeS/published - 1
 		t.Logf("| %s | %.3f s | %.3f s | %+.1f%% | %.0f / %.0f |", name, e.StepTimeS, published, 100*rel,
 			e.ModelTFLOPSPerGPU, e.HardwareTFLOPSPerGPU)
-		if math.Abs(rel) > fsdpMaxError {
-			t.Errorf("%s: planned step %.3f s, published %.3f s (%+.1f%%), beyond %.0f%%", name, e.StepTimeS, published, 100*rel, 100*fsdpMaxError)
+		bar := fsdpMaxError
+		if own, ok := fsdpOwnBars[name]; ok {
+			bar = own
+		}
+		if math.Abs(rel) > bar {
+			t.Errorf("%s: planned step %.3f s, published %.3f s (%+.1f%%), beyond %.0f%%", name, e.StepTimeS, published, 100*rel, 100*bar)
 		}
 		sums[gpu] += math.Abs(rel)
 		counts[gpu]++

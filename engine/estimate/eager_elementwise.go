@@ -135,7 +135,7 @@ func (j *job) eagerElementwiseTime() float64 {
 func (j *job) eagerKernels() float64 {
 	l, s := j.l, j.in.Model
 	perLayer, outside := float64(eagerGPTKernels), float64(eagerGPTOutsideKernels)
-	if s.Activation == model.ActivationSwiGLU {
+	if s.Activation != model.ActivationGELU {
 		perLayer, outside = eagerLlamaKernels, eagerLlamaOutsideKernels
 	}
 	if l.Recompute == layout.RecomputeFull || (l.Recompute == layout.RecomputeSelective && j.fw.SelectiveRecomputesAlternate) {
@@ -151,7 +151,7 @@ func (j *job) eagerKernels() float64 {
 func (j *job) eagerActivationBytes() float64 {
 	l, s := j.l, j.in.Model
 	t := eagerGPTBytes
-	if s.Activation == model.ActivationSwiGLU {
+	if s.Activation != model.ActivationGELU {
 		t = eagerLlamaBytes
 	}
 	// Selective recomputation by alternate products reruns the forward's
@@ -174,34 +174,43 @@ func (j *job) eagerActivationBytes() float64 {
 	return j.tokensPerGPU() * (float64(s.Layers)*perLayer + outside)
 }
 
-// eagerWeightBytes is one micro-batch's traffic per weight on this GPU:
-// the casts of every weight its products multiply
-// (Framework.CastBytesPerParam; an input embedding only looked up is read
-// by index in fp32, neither cast nor its gradient), the gradients' casts and,
-// averaged over the step, their accumulation after the first micro-batch
-// for the weights it trains (under LoRA the adapters alone), and under
-// full recomputation the layers' casts again.
+// eagerWeightBytes is one micro-batch's traffic per weight on the GPU
+// that moves the most: the first pipeline stage's (the loaded rank) or,
+// with several stages, the last's, which multiplies the output layer.
 func (j *job) eagerWeightBytes() float64 {
-	fw := j.fw
-	multiplied := j.stageP - j.untiedEmbedding()
-	trained := multiplied
-	if j.in.LoRA != nil {
-		trained = j.stageA
+	first := j.rankWeightBytes(j.stageP, j.stageA, j.heavyLayers, j.heavyFirst)
+	if j.l.PP == 1 {
+		return first
 	}
-	m := float64(max(1, j.l.GradAccumulation()))
-	bytes := (multiplied+j.stageA)*fw.CastBytesPerParam + trained*(fw.GradCastBytesPerParam+fw.AccumulateBytesPerParam*(m-1)/m)
-	if j.l.Recompute == layout.RecomputeFull {
-		bytes += j.counts.PerLayer * j.heavyLayers / float64(j.l.TP) * fw.RecomputeBytesPerParam
-	}
-	return bytes
+	last := j.rank(j.l.PP - 1)
+	return max(first, j.rankWeightBytes(last.params, last.adapters, last.layers, false))
 }
 
-// untiedEmbedding is the input embedding's share of stageP where it is
-// only looked up: on the first stage, unless that stage also multiplies it
-// as the tied output layer (one stage, tied embeddings).
-func (j *job) untiedEmbedding() float64 {
-	if !j.heavyFirst || (j.l.PP == 1 && j.in.Model.TiedEmbeddings) {
-		return 0
+// rankWeightBytes is one micro-batch's traffic per weight on a rank with
+// these parameters, adapters and layers: the casts of every weight its
+// products multiply (Framework.CastBytesPerParam; under LookupsUncast an
+// input embedding only looked up is read by index in fp32, neither
+// copied nor its gradient cast), the gradients' casts for the weights it
+// trains (under LoRA the adapters alone) and, averaged over the step,
+// their accumulation after the first micro-batch, and under full
+// recomputation the layers' casts again.
+func (j *job) rankWeightBytes(params, adapters, layers float64, first bool) float64 {
+	fw := j.fw
+	lookedUp := 0.0
+	if fw.LookupsUncast && first && !(j.l.PP == 1 && j.in.Model.TiedEmbeddings) {
+		lookedUp = j.counts.Embedding / float64(j.l.TP)
 	}
-	return j.counts.Embedding / float64(j.l.TP)
+	// The gradients cast are those of the multiplied weights it trains;
+	// the accumulated ones are all it trains, a looked-up table's too.
+	multiplied, castTrained, trained := params-lookedUp, params-lookedUp, params
+	if j.in.LoRA != nil {
+		castTrained, trained = adapters, adapters
+	}
+	m := float64(max(1, j.l.GradAccumulation()))
+	bytes := (multiplied+adapters)*fw.CastBytesPerParam + castTrained*fw.GradCastBytesPerParam +
+		trained*fw.AccumulateBytesPerParam*(m-1)/m
+	if j.l.Recompute == layout.RecomputeFull {
+		bytes += j.counts.PerLayer * layers / float64(j.l.TP) * fw.RecomputeBytesPerParam
+	}
+	return bytes
 }

@@ -220,3 +220,109 @@ func TestEagerProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestEagerWeightBytes checks eager PyTorch's traffic per weight on the
+// layouts the profiles do not cover: a looked-up input embedding (untied,
+// or on the first of several stages) neither copied nor its gradient
+// cast under plain PyTorch but still accumulated, and copied as any other
+// weight under FSDP2; the last stage's output layer under pipelining;
+// full recomputation's casts split over TP; a 16-bit reduction without
+// FSDP2's gradient cast; LoRA's frozen weights cast but not their
+// gradients.
+func TestEagerWeightBytes(t *testing.T) {
+	t.Parallel()
+	tied := preset("llama3.2-1b")
+	untied := tied
+	untied.TiedEmbeddings = false
+	bf16 := hardware.PrecisionBF16
+	base := layout.Layout{TP: 1, PP: 1, DP: 1, CP: 1, VP: 1, MicroBatch: 1, GlobalBatch: 1, Recompute: layout.RecomputeNone, Precision: bf16}
+	with := func(f func(*layout.Layout)) layout.Layout {
+		l := base
+		f(&l)
+		return l
+	}
+	tests := map[string]struct {
+		shape     model.Shape
+		framework string
+		layout    layout.Layout
+		lora      bool
+		// want is the bytes in terms of the job's counts: per layer P,
+		// embedding E, output O (E when tied), extra X.
+		want func(P, E, O, X float64) float64
+	}{
+		"eager, tied, one stage: every weight cast both ways": {tied, FrameworkEager, base, false,
+			func(P, E, O, X float64) float64 { return (16*P + E + X) * 12 }},
+		"eager, untied: the table accumulated only": {untied, FrameworkEager, with(func(l *layout.Layout) { l.GlobalBatch = 4 }), false,
+			func(P, E, O, X float64) float64 { all := 16*P + E + O + X; return (all-E)*12 + all*12*3/4 }},
+		"fsdp2, untied: the table copied and cast too": {untied, FrameworkFSDP2, with(func(l *layout.Layout) { l.DP, l.GlobalBatch, l.FSDP = 8, 8, true }), false,
+			func(P, E, O, X float64) float64 { return (16*P + E + O + X) * 14 }},
+		"fsdp2, bf16 reduction: no gradient cast": {untied, FrameworkFSDP2, with(func(l *layout.Layout) {
+			l.DP, l.GlobalBatch, l.FSDP, l.GradReduceDType = 8, 8, true, bf16
+		}), false,
+			func(P, E, O, X float64) float64 { return (16*P + E + O + X) * 8 }},
+		"eager, tied, two stages: the last stage's output layer": {tied, FrameworkEager, with(func(l *layout.Layout) { l.PP, l.GlobalBatch = 2, 2 }), false,
+			func(P, E, O, X float64) float64 { last := 8*P + O + X; return last*12 + last*12/2 }},
+		"eager, full recomputation on TP 2": {tied, FrameworkEager, with(func(l *layout.Layout) { l.TP, l.Recompute = 2, layout.RecomputeFull }), false,
+			func(P, E, O, X float64) float64 { return (16*P+E+X)/2*12 + 16*P/2*6 }},
+		"eager LoRA: frozen weights cast forward only": {tied, FrameworkEager, base, true, nil},
+	}
+	for name, tc := range tests {
+		in := Input{Model: tc.shape, Hardware: builtin("nebius-h100-8"), Framework: tc.framework, Layout: tc.layout}
+		if tc.lora {
+			in.LoRA = &LoRA{Rank: 16, Targets: []string{"all-linear"}}
+		}
+		j, err := newJob(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := j.counts
+		want := 0.0
+		if tc.want != nil {
+			output := c.Output
+			if output == 0 {
+				output = c.Embedding
+			}
+			want = tc.want(c.PerLayer, c.Embedding, output, c.Extra)
+		} else {
+			want = (j.stageP+j.stageA)*6 + j.stageA*6
+		}
+		if got := j.eagerWeightBytes(); math.Abs(got/want-1) > 1e-9 {
+			t.Errorf("%s: %.4g bytes, want %.4g", name, got, want)
+		}
+	}
+}
+
+// TestEagerKernels checks the kernel count per micro-batch on one
+// pipeline stage: its layers' kernels, a recomputed forward's share again,
+// and the kernels outside the layers spread over the stages as their
+// bytes are.
+func TestEagerKernels(t *testing.T) {
+	t.Parallel()
+	llama := preset("llama3.2-1b")
+	gpt := model.Shape{Layers: 8, Hidden: 1024, FFNHidden: 4096, Heads: 16, KVHeads: 16, Vocab: 1000, SeqLen: 1024,
+		TiedEmbeddings: true, Activation: model.ActivationGELU}
+	tests := map[string]struct {
+		shape     model.Shape
+		pp        int
+		recompute string
+		want      float64
+	}{
+		"Llama, one stage":          {llama, 1, layout.RecomputeNone, 16*121 + 256},
+		"Llama, two stages":         {llama, 2, layout.RecomputeNone, 8*121 + 128},
+		"Llama, full recomputation": {llama, 1, layout.RecomputeFull, 16*(121+37) + 256},
+		"GPT, one stage":            {gpt, 1, layout.RecomputeNone, 8*42 + 57},
+		"GPT, full recomputation":   {gpt, 1, layout.RecomputeFull, 8*42*(1+37.0/121) + 57},
+	}
+	for name, tc := range tests {
+		in := Input{Model: tc.shape, Hardware: builtin("nebius-h100-8"), Framework: FrameworkEager,
+			Layout: layout.Layout{TP: 1, PP: tc.pp, DP: 1, CP: 1, VP: 1, MicroBatch: 1, GlobalBatch: tc.pp, Recompute: tc.recompute,
+				Precision: hardware.PrecisionBF16}}
+		j, err := newJob(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := j.eagerKernels(); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %.2f kernels, want %.2f", name, got, tc.want)
+		}
+	}
+}

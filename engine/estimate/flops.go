@@ -119,7 +119,7 @@ func (j *job) alternateParams() float64 {
 	s := j.in.Model
 	h, d := float64(s.Hidden), float64(s.HeadDim())
 	perLayer := float64(s.Heads)*d*h + h*float64(s.FFNHidden)
-	if s.Activation == model.ActivationSwiGLU {
+	if s.Activation != model.ActivationGELU {
 		perLayer += h * float64(s.KVHeads) * d
 	}
 	return perLayer * float64(s.Layers)

@@ -55,6 +55,10 @@ type Framework struct {
 	// recomputation: the recomputed forward's casts (6; FSDP2's backward
 	// gather serves the recomputation).
 	CastBytesPerParam, GradCastBytesPerParam, AccumulateBytesPerParam, RecomputeBytesPerParam float64
+	// LookupsUncast: an input embedding only looked up keeps its fp32
+	// table and gradient, which autocast neither copies nor casts (plain
+	// PyTorch); FSDP2 gathers and reduces it as any other weight.
+	LookupsUncast bool
 	// GradCastFollowsReduce: the gradient's cast is for the reduction
 	// (FSDP2's reduce-scatter in fp32), so a 16-bit reduction
 	// (grad_reduce_dtype) has none.
@@ -303,8 +307,9 @@ const (
 	// eagerGEMMShare: eager PyTorch's products, attention and counted
 	// element-wise kernels fill its step (the GPU sat idle 1-5 ms of
 	// 107-257 ms in the profiled steps without gradient checkpointing,
-	// TestEagerProfile), so nothing is left to a remainder. eagerStepBytes: the fused AdamW's kernels of
-	// the same profiles, per parameter at achieved HBM bandwidth.
+	// TestEagerProfile), so nothing is left to a remainder.
+	// eagerStepBytes: the fused AdamW's kernels of the same profiles, per
+	// parameter at achieved HBM bandwidth.
 	eagerGEMMShare = 1
 	eagerStepBytes = 33
 	// eagerActivation: the reference measurements found eager activations about 2.5x of
@@ -360,7 +365,8 @@ var frameworks = map[string]Framework{
 		GradCommBytes: 4, ParamCommBytes: 4, ActivationCoefficient: eagerActivation, LogitBytes: eagerLogitBytes,
 		GEMMShare: eagerGEMMShare, StepBytesPerParam: eagerStepBytes,
 		ReserveBytes: measuredReserveBytes, ReserveBytesDistributed: measuredReserveNCCLBytes, OverlapDP: true,
-		EagerElementwise: true, CastBytesPerParam: 6, GradCastBytesPerParam: 6, AccumulateBytesPerParam: 12, RecomputeBytesPerParam: 6},
+		EagerElementwise: true, CastBytesPerParam: 6, GradCastBytesPerParam: 6, AccumulateBytesPerParam: 12, RecomputeBytesPerParam: 6,
+		LookupsUncast: true},
 	// PyTorch FSDP2 (torchtitan style): fp32 sharded weights, bf16
 	// all-gathers and compute, fp32 gradient reduce-scatter, selective
 	// recomputation by torchtitan's operator-level policy. Compute and

@@ -117,7 +117,7 @@ func alternateActivations(s model.Shape, seq, b float64, tp int, sp bool) float6
 	kv := float64(s.KVHeads) / float64(s.Heads)
 	sharded := 2 + 4*kv + 2 + 2*float64(s.FFNHidden)/h
 	whole := 0.0
-	if s.Activation == model.ActivationSwiGLU {
+	if s.Activation != model.ActivationGELU {
 		sharded, whole = 2+2*kv+2+2*float64(s.FFNHidden)/h, 2
 	}
 	return keptOutputs(seq*b*h, tp, sp, sharded, whole)
