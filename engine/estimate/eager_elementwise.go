@@ -75,9 +75,7 @@ const eagerLossBytes = 40
 // products and norms, the fp32 residual stream of fp32 weights, the
 // copies and reductions autograd adds, and strided copies that do not
 // reach full bandwidth), and eagerKernelS what each of those kernels costs
-// beyond its bytes: launch and tail, about what the GEMM sweep measured as
-// a product's fixed cost (4.5-4.9 us, "GEMM efficiency by shape").
-// Measured, not derived: least squares of the profiled time of every
+// beyond its bytes (launch and tail). Measured, not derived: least squares of the profiled time of every
 // kernel other than the products, attention and the optimizer, less the
 // per-weight traffic, against the counted bytes at achieved HBM bandwidth
 // and the kernel count, over six profiled steps on one H100 (hidden 2,048
@@ -118,10 +116,10 @@ const (
 // widths: on an H100 they take 129% of the products' time on the
 // Llama-3.2-1B shape (hidden 2,048, its 128,256-entry vocabulary's loss
 // included; profiled 139%) and 19% on a 7,168-wide GELU model
-// (TestEagerElementwiseShareOfProducts). Under
-// tensor parallelism the norms run over the whole width on every rank
-// unless sequence parallelism splits them; the rotary and FFN work is
-// split with the heads and the FFN.
+// (TestEagerElementwiseShareOfProducts). Under tensor parallelism the
+// norms run over the whole width on every rank unless sequence
+// parallelism splits them; the rotary and FFN work is split with the
+// heads and the FFN.
 func (j *job) eagerElementwiseTime() float64 {
 	hbm := j.hbm()
 	if !j.fw.EagerElementwise || hbm <= 0 {
