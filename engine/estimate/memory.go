@@ -190,10 +190,9 @@ func activations(in activationInput) float64 {
 		total = in.coeff * kept * in.layerCount * n
 		recomputed = in.coeff * (layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn) - kept)
 	case l.Recompute == layout.RecomputeSelective && in.fw.SelectiveRecomputesAlternate:
-		// The kept outputs for every layer; the one layer being
-		// recomputed holds the rest of its set besides.
-		// The kept outputs are exact tensors; the framework's
-		// coefficient applies to what the recomputed layer holds.
+		// The kept outputs for every layer, exact tensors; the one layer
+		// being recomputed holds the rest of its set besides, scaled by
+		// the framework's coefficient.
 		kept := alternateActivations(s, seq, b, l.TP, sp)
 		total = kept * in.layerCount * n
 		recomputed = in.coeff * (layerActivations(s, seq, b, l.TP, sp, layout.RecomputeNone, !in.flashAttn) - kept)
