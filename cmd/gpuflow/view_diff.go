@@ -204,9 +204,9 @@ func formatMetric(name string, v float64) string {
 	case plandiff.MetricDuration:
 		return formatDuration(v)
 	case plandiff.MetricCost:
-		return fmt.Sprintf("$%.0f", v)
+		return "$" + formatAmount(v)
 	case plandiff.MetricEnergy:
-		return fmt.Sprintf("%.0f kWh", v)
+		return formatAmount(v) + " kWh"
 	}
 	return fmt.Sprintf("%g", v)
 }

@@ -41,7 +41,7 @@ func writeEstimateHuman(w io.Writer, e *estimate.Estimate, pal *palette) {
 	row("", "%.0f TFLOP/s per GPU of model FLOPs, %.0f of hardware FLOPs (the work executed, recomputation included)",
 		e.ModelTFLOPSPerGPU, e.HardwareTFLOPSPerGPU)
 	if e.Steps > 0 {
-		row("run", "%d steps in %s, $%.0f, %.0f kWh", e.Steps, formatDuration(e.DurationS), e.CostUSD, e.EnergyKWh)
+		row("run", "%d steps in %s, $%s, %s kWh", e.Steps, formatDuration(e.DurationS), formatAmount(e.CostUSD), formatAmount(e.EnergyKWh))
 	}
 	if v := e.Validation; v != nil {
 		writeValidationHuman(row, v, e.DurationS)

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/gpuflow/gpuflow/engine"
@@ -132,13 +134,27 @@ func formatDuration(s float64) string {
 	return fmt.Sprintf("%.1f days", s/86400)
 }
 
+// formatAmount prints a cost or an energy with two significant digits
+// below 10, so that a short run's 0.4 kWh or $2.40 does not read as 0 or
+// $2, and as a whole number from 10 up.
+func formatAmount(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	decimals := max(0, 1-int(math.Floor(math.Log10(math.Abs(v)))))
+	if scale := math.Pow(10, float64(decimals)); math.Abs(math.Round(v*scale)/scale) < 10 {
+		return strconv.FormatFloat(v, 'f', decimals, 64)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
 // writeAutoLayoutHuman says how the search went and why each runner-up lost.
 func writeAutoLayoutHuman(w io.Writer, a *engine.AutoLayoutPlan) {
 	fmt.Fprintf(w, "      %-12s searched %d layouts for %s, %d fit; runners-up:\n", "auto", a.Considered, a.Objective, a.Fitting)
 	for _, c := range a.RunnersUp {
 		l := c.Layout
-		fmt.Fprintf(w, "      %-12s tp %d pp %d dp %d cp %d vp %d micro %d zero %d recompute %s: %.0f tokens/s, %.1f GiB, $%.0f; %s\n", "",
+		fmt.Fprintf(w, "      %-12s tp %d pp %d dp %d cp %d vp %d micro %d zero %d recompute %s: %.0f tokens/s, %.1f GiB, $%s; %s\n", "",
 			l.TP, l.PP, l.DP, l.CP, l.VP, l.MicroBatch, l.ShardingStage(), l.Recompute,
-			c.Estimate.TokensPerS, gib(c.Estimate.Memory.Total), c.Estimate.CostUSD, c.Reason)
+			c.Estimate.TokensPerS, gib(c.Estimate.Memory.Total), formatAmount(c.Estimate.CostUSD), c.Reason)
 	}
 }
