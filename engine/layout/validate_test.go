@@ -27,6 +27,15 @@ func sound() Layout {
 // separately for being full sentences.
 type ruleOf struct{ Rule, Severity, Field string }
 
+// stages edits sound() into pp x dp (tp 2, so pp x dp = 4 on one HGX
+// node), interleaved over vp, with the first and last stage's layer
+// counts (0 leaves a count unset).
+func stages(pp, dp, vp, first, last int) func(*Layout, *model.Shape) {
+	return func(l *Layout, _ *model.Shape) {
+		l.PP, l.DP, l.VP, l.FirstStageLayers, l.LastStageLayers = pp, dp, vp, first, last
+	}
+}
+
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
@@ -61,53 +70,20 @@ func TestValidate(t *testing.T) {
 			want: []ruleOf{{"layers-divisible", "error", "pp"}}},
 		"layers over pp*vp": {edit: func(l *Layout, s *model.Shape) { l.PP = 2; l.DP = 2; l.VP = 3 }, hw: hgx(1),
 			want: []ruleOf{{"layers-divisible", "error", "vp"}}},
-		"first and last stage layers": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = 7; l.LastStageLayers = 7 }, hw: hgx(1)},
-		"first stage layers alone":    {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = 5 }, hw: hgx(1)},
-		"uneven rest": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = 7; l.LastStageLayers = 6 }, hw: hgx(1),
+		"first and last stage layers":           {edit: stages(4, 1, 1, 7, 7), hw: hgx(1)},
+		"first stage layers alone":              {edit: stages(4, 1, 1, 5, 0), hw: hgx(1)},
+		"uneven rest":                           {edit: stages(4, 1, 1, 7, 6), hw: hgx(1), want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
+		"last stage layers alone, uneven rest":  {edit: stages(4, 1, 1, 0, 4), hw: hgx(1), want: []ruleOf{{"layers-divisible", "error", "last_stage_layers"}}},
+		"two stages that miss the layer count":  {edit: stages(2, 2, 1, 10, 10), hw: hgx(1), want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
+		"stage layers over vp":                  {edit: stages(4, 1, 2, 7, 7), hw: hgx(1), want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
+		"stage layers that split over vp":       {edit: stages(4, 1, 2, 6, 6), hw: hgx(1)},
+		"stage layers without pp":               {edit: stages(1, 4, 1, 0, 3), hw: hgx(1), want: []ruleOf{{"stage-layers-require-pp", "error", "last_stage_layers"}}},
+		"stage layers above the model's":        {edit: stages(2, 2, 1, 40, 0), hw: hgx(1), want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
+		"stages between that vp does not split": {edit: stages(4, 1, 2, 6, 8), hw: hgx(1), want: []ruleOf{{"layers-divisible", "error", "vp"}}},
+		"last stage layers over vp":             {edit: stages(4, 1, 2, 0, 5), hw: hgx(1), want: []ruleOf{{"layers-divisible", "error", "last_stage_layers"}}},
+		"two stages whose counts miss, interleaved": {edit: stages(2, 2, 2, 4, 4), hw: hgx(1),
 			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
-		"last stage layers alone, uneven rest": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.LastStageLayers = 4 }, hw: hgx(1),
-			want: []ruleOf{{"layers-divisible", "error", "last_stage_layers"}}},
-		"two stages that miss the layer count": {edit: func(l *Layout, _ *model.Shape) { l.PP = 2; l.DP = 2; l.FirstStageLayers = 10; l.LastStageLayers = 10 }, hw: hgx(1),
-			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
-		"stage layers over vp": {edit: func(l *Layout, _ *model.Shape) {
-			l.PP = 4
-			l.DP = 1
-			l.VP = 2
-			l.FirstStageLayers = 7
-			l.LastStageLayers = 7
-		}, hw: hgx(1),
-			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
-		"stage layers that split over vp": {edit: func(l *Layout, _ *model.Shape) {
-			l.PP = 4
-			l.DP = 1
-			l.VP = 2
-			l.FirstStageLayers = 6
-			l.LastStageLayers = 6
-		}, hw: hgx(1)},
-		"stage layers without pp": {edit: func(l *Layout, _ *model.Shape) { l.LastStageLayers = 3 }, hw: hgx(1),
-			want: []ruleOf{{"stage-layers-require-pp", "error", "last_stage_layers"}}},
-		"stage layers above the model's": {edit: func(l *Layout, _ *model.Shape) { l.PP = 2; l.DP = 2; l.FirstStageLayers = 40 }, hw: hgx(1),
-			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
-		"stages between that vp does not split": {edit: func(l *Layout, _ *model.Shape) {
-			l.PP = 4
-			l.DP = 1
-			l.VP = 2
-			l.FirstStageLayers = 6
-			l.LastStageLayers = 8
-		}, hw: hgx(1),
-			want: []ruleOf{{"layers-divisible", "error", "vp"}}},
-		"last stage layers over vp": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.VP = 2; l.LastStageLayers = 5 }, hw: hgx(1),
-			want: []ruleOf{{"layers-divisible", "error", "last_stage_layers"}}},
-		"two stages whose counts miss, interleaved": {edit: func(l *Layout, _ *model.Shape) {
-			l.PP = 2
-			l.DP = 2
-			l.VP = 2
-			l.FirstStageLayers = 4
-			l.LastStageLayers = 4
-		}, hw: hgx(1),
-			want: []ruleOf{{"layers-divisible", "error", "first_stage_layers"}}},
-		"negative stage layers": {edit: func(l *Layout, _ *model.Shape) { l.PP = 4; l.DP = 1; l.FirstStageLayers = -1 }, hw: hgx(1),
-			want: []ruleOf{{"positive-degree", "error", "first_stage_layers"}}},
+		"negative stage layers": {edit: stages(4, 1, 1, -1, 0), hw: hgx(1), want: []ruleOf{{"positive-degree", "error", "first_stage_layers"}}},
 		"global batch": {edit: func(l *Layout, _ *model.Shape) { l.GlobalBatch = 250 }, hw: hgx(1),
 			want: []ruleOf{{"global-batch-divisible", "error", "global_batch"}}},
 		"seq over cp": {edit: func(l *Layout, s *model.Shape) { l.CP = 2; l.DP = 2; s.SeqLen = 4095; l.SequenceParallel = false }, hw: hgx(1),
